@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+// What is sold. Each action is data: id, price, input/output schemas, MCP annotations. No I/O here.
+
+/** All four MCP tool annotations are required: an undefined hint is a silent gap for hosts. */
+export interface Annotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * Who may call an action.
+ * - `paid`: a price > 0; an API key, OAuth token or x402 payment pays for it.
+ * - `account`: free, but acts on the caller's own account (balance, transactions, files list): needs a key/token.
+ * - `public`: free and anonymous (discover).
+ */
+export type Access = 'paid' | 'account' | 'public';
+
+/** Upstream requirement checked before any hold: the env vars an operator must set for the action to run. */
+export interface VendorRequirement {
+  /** Human name used in `not_configured` messages. */
+  label: string;
+  /** Config key in `Config.vendors` (or a pseudo key for non-vendor requirements such as `LLM`). */
+  vendor: string;
+}
+
+export interface ActionSpec<
+  S extends string = string,
+  A extends string = string,
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodObject = z.ZodObject,
+> {
+  service: S;
+  action: A;
+  title: string;
+  /** What it does and when to use it; the price sentence is appended by `defineAction`. */
+  summary: string;
+  /** Integer cents; 0 for free actions. */
+  priceCents: number;
+  /** true: unknown fields rejected; false: additional properties passed through to the handler. */
+  strict: boolean;
+  input: I;
+  output: O;
+  annotations: Annotations;
+  access?: Access;
+  /** Longest time the handler may run before it is aborted (and nothing is charged). */
+  timeoutMs?: number;
+  /** The other half of a start + poll pair, by action id. */
+  pollWith?: string;
+  /** Example request body, shown in descriptors; the contract test checks it validates. */
+  example: z.input<I>;
+  /** Extra search words for platform/discover and consult. */
+  keywords?: readonly string[];
+}
+
+export interface Action<
+  S extends string = string,
+  A extends string = string,
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodObject = z.ZodObject,
+> extends Required<Omit<ActionSpec<S, A, I, O>, 'pollWith' | 'keywords'>> {
+  id: `${S}/${A}`;
+  /** MCP tool name: `${service}_${action}`. */
+  toolName: `${S}_${A}`;
+  /** Summary plus the price sentence; what agents read. */
+  description: string;
+  pollWith: string | undefined;
+  keywords: readonly string[];
+}
+
+export function priceSentence(cents: number): string {
+  if (cents === 0) return 'Free.';
+  return `$${(cents / 100).toFixed(2)} per successful call; nothing is charged on failure.`;
+}
+
+export function defineAction<
+  const S extends string,
+  const A extends string,
+  I extends z.ZodObject,
+  O extends z.ZodObject,
+>(spec: ActionSpec<S, A, I, O>): Action<S, A, I, O> {
+  const access: Access = spec.access ?? (spec.priceCents > 0 ? 'paid' : 'account');
+  return {
+    ...spec,
+    id: `${spec.service}/${spec.action}`,
+    toolName: `${spec.service}_${spec.action}`,
+    description: `${spec.summary.trim()} ${priceSentence(spec.priceCents)}`,
+    access,
+    timeoutMs: spec.timeoutMs ?? 60_000,
+    pollWith: spec.pollWith,
+    keywords: spec.keywords ?? [],
+  };
+}
+
+/**
+ * The object kind an action's `strict` flag asks for. Service files build inputs with this so the flag and
+ * the schema cannot disagree.
+ */
+export function inputObject<T extends z.core.$ZodLooseShape>(
+  strict: true,
+  shape: T,
+): z.ZodObject<T, z.core.$strict>;
+export function inputObject<T extends z.core.$ZodLooseShape>(
+  strict: false,
+  shape: T,
+): z.ZodObject<T, z.core.$loose>;
+export function inputObject<T extends z.core.$ZodLooseShape>(strict: boolean, shape: T) {
+  return strict ? z.strictObject(shape) : z.looseObject(shape);
+}
+
+/** Output objects accept fields beyond those the spec names: vendors add fields, and we pass them on. */
+export function outputObject<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.looseObject(shape);
+}

@@ -1,0 +1,12 @@
+import { z } from 'zod';
+
+// Field shapes used by more than one service. Every field is `.describe()`d: agents read these.
+
+/** An absolute http(s) URL. Other schemes (file:, gopher:, data:) are refused at validation already. */
+export const httpUrl = (description: string) => z.url({ protocol: /^https?$/ }).describe(description);
+
+export const nonEmpty = (description: string) => z.string().min(1).describe(description);
+
+/** A string or number field; ranges like '2-4' are allowed where the vendor supports them. */
+export const stringOrNumber = (description: string) =>
+  z.union([z.string().min(1), z.number()]).describe(description);

@@ -1,0 +1,134 @@
+// The closed union of everything that can go wrong in a call. Each code has exactly one HTTP status and one
+// retryability; the HTTP and MCP doors both map from this table, so a new code cannot be forgotten by one door.
+// Messages are ours: vendor text is logged, never returned (it is untrusted input to an agent).
+
+export const ERROR_CODES = {
+  invalid_json: { status: 400, retryable: false },
+  invalid_input: { status: 400, retryable: false },
+  max_cost_exceeded: { status: 400, retryable: false },
+  unauthorized: { status: 401, retryable: false },
+  payment_required: { status: 402, retryable: false },
+  insufficient_credit: { status: 402, retryable: false },
+  forbidden: { status: 403, retryable: false },
+  not_found: { status: 404, retryable: false },
+  resource_not_found: { status: 404, retryable: false },
+  method_not_allowed: { status: 405, retryable: false },
+  idempotency_in_flight: { status: 409, retryable: true },
+  payload_too_large: { status: 413, retryable: false },
+  unsupported_media_type: { status: 415, retryable: false },
+  idempotency_mismatch: { status: 422, retryable: false },
+  upstream_rejected: { status: 422, retryable: false },
+  rate_limited: { status: 429, retryable: true },
+  daily_cap_exceeded: { status: 429, retryable: true },
+  cancelled: { status: 499, retryable: true },
+  internal: { status: 500, retryable: true },
+  upstream_error: { status: 502, retryable: true },
+  bad_response: { status: 502, retryable: true },
+  not_configured: { status: 503, retryable: false },
+  upstream_unavailable: { status: 503, retryable: true },
+  upstream_busy: { status: 503, retryable: true },
+  shutting_down: { status: 503, retryable: true },
+  upstream_timeout: { status: 504, retryable: true },
+} as const satisfies Record<string, { status: number; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldIssue {
+  /** Dotted path into the request body, e.g. `facets.2` or `polygon.0.latitude`; empty for the body itself. */
+  path: string;
+  message: string;
+}
+
+export interface ErrorOptions {
+  details?: Record<string, unknown>;
+  /** Seconds the caller should wait before retrying; sent as `Retry-After`. */
+  retryAfterSeconds?: number;
+  /** Internal cause (vendor text, stack); logged, never shown. */
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: ErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.details = opts.details;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  get retryable(): boolean {
+    return ERROR_CODES[this.code].retryable;
+  }
+}
+
+export function isGatewayError(e: unknown): e is GatewayError {
+  return e instanceof GatewayError;
+}
+
+/** Anything thrown that is not ours becomes an opaque internal error; the original goes to the log only. */
+export function toGatewayError(e: unknown): GatewayError {
+  if (e instanceof GatewayError) return e;
+  return new GatewayError('internal', 'The gateway hit an internal error; nothing was charged.', {
+    cause: e,
+  });
+}
+
+// ---- constructors for the common cases, so messages stay consistent across doors -------------------------
+
+export function invalidInput(issues: FieldIssue[]): GatewayError {
+  const summary = issues
+    .slice(0, 5)
+    .map((i) => (i.path ? `${i.path}: ${i.message}` : i.message))
+    .join('; ');
+  return new GatewayError('invalid_input', `Invalid input: ${summary}`, { details: { issues } });
+}
+
+export function notConfigured(what: string, envVars: string[]): GatewayError {
+  return new GatewayError(
+    'not_configured',
+    `${what} is not configured on this gateway; the operator must set ${envVars.join(' and ')}. Nothing was charged.`,
+    { details: { env: envVars } },
+  );
+}
+
+// ---- the wire bodies ----------------------------------------------------------------------------------
+
+export interface ErrorBody {
+  ok: false;
+  error: { code: ErrorCode; message: string; retryable: boolean; details?: Record<string, unknown> };
+  charged_cents: 0;
+}
+
+export function errorBody(e: GatewayError): ErrorBody {
+  const error: ErrorBody['error'] = { code: e.code, message: e.message, retryable: e.retryable };
+  if (e.details !== undefined) error.details = e.details;
+  return { ok: false, error, charged_cents: 0 };
+}
+
+/** MCP tool-result form of an error: `isError` with our message (and field paths) as text. */
+export function mcpErrorResult(e: GatewayError): {
+  isError: true;
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent: { error: ErrorBody['error']; charged_cents: 0 };
+} {
+  const body = errorBody(e);
+  let text = `Error (${e.code}): ${e.message}`;
+  const issues = e.details?.issues;
+  if (Array.isArray(issues) && issues.length > 5) {
+    text += `\n${(issues as FieldIssue[]).map((i) => `- ${i.path || '(body)'}: ${i.message}`).join('\n')}`;
+  }
+  if (e.retryable) text += e.retryAfterSeconds ? ` Retry after ${e.retryAfterSeconds}s.` : ' You may retry.';
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    structuredContent: { error: body.error, charged_cents: 0 },
+  };
+}

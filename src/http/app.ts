@@ -1,0 +1,38 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.js';
+import { bodyError } from './json-body.js';
+import { requestContext } from './request-context.js';
+import { sendError } from './respond.js';
+
+/** Mounts a door's routes on the shared app. */
+export type Door = (app: Express) => void;
+
+export interface AppOptions {
+  log: Logger;
+  doors: Door[];
+  maxBodyBytes: number;
+  health: () => Record<string, unknown>;
+}
+
+/** One express app for every door: request ids and logs first, then the doors, then 404 and errors. */
+export function createApp(opts: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestContext(opts.log));
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true, ...opts.health() });
+  });
+  for (const door of opts.doors) door(app);
+  app.use((req: Request, res: Response) => {
+    sendError(res, new GatewayError('not_found', `No route for ${req.method} ${req.path}.`));
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if ((err as { type?: string }).type) return sendError(res, bodyError(err, opts.maxBodyBytes));
+    req.log.error({ err }, 'unhandled error');
+    if (!res.headersSent) sendError(res, new GatewayError('internal', 'The gateway hit an internal error.'));
+  });
+  return app;
+}

@@ -1,0 +1,32 @@
+import pino, { type Logger } from 'pino';
+
+/**
+ * Structured JSON logs. Credentials never reach a log line: authorization headers, keys, tokens and
+ * payment signatures are redacted wherever they appear.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { svc: 'tollgate' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'authorization',
+          '*.apiKey',
+          '*.api_key',
+          'api_key',
+          '*.token',
+          '*.access_token',
+          '*.refresh_token',
+          '*.client_secret',
+          '*["payment-signature"]',
+          '*.signature',
+        ],
+        censor: '[redacted]',
+      },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,328 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { type AccountPrincipal, type Principal, principalRef } from '../../auth/principal.js';
+import { type Action, findAction } from '../../catalog/index.js';
+import type { AccountView, HandlerContext, Services } from '../../tools/context.js';
+import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
+import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import type { Ledger, PaymentMethod } from '../ledger/types.js';
+import type { Clock } from '../lib/clock.js';
+import { fingerprint } from '../lib/hash.js';
+import { centsToMicros, microsToCents } from '../lib/money.js';
+import { toAccountView } from './account-view.js';
+import type { Inflight } from './inflight.js';
+import { beginRefusal, paymentRequired, unauthorized } from './refusals.js';
+import { zodIssues } from './zod-issues.js';
+
+// The one path every call takes, whatever door it came through (DESIGN.md "The one path a call takes").
+// Only this module decides price, charge and ledger writes.
+
+export interface RunDeps {
+  ledger: Ledger;
+  handlers: Handlers;
+  services: Services;
+  clock: Clock;
+  log: Logger;
+  inflight: Inflight;
+  /** Minimum hold lifetime; a hold always outlives its action's timeout. */
+  holdTtlMs: number;
+}
+
+export interface ExecuteOptions {
+  /** Idempotency-Key header (HTTP) or `_meta["tollgate/idempotency-key"]` (MCP). */
+  idempotencyKey?: string | undefined;
+  /** Aborted by the door when the client goes away or cancels. */
+  signal?: AbortSignal | undefined;
+  onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
+  requestId?: string | undefined;
+}
+
+export type Outcome =
+  | {
+      ok: true;
+      data: unknown;
+      chargedCents: number;
+      chargedMicros: number;
+      transactionId: string | undefined;
+      /** True when an earlier call with the same idempotency key was replayed. */
+      replayed: boolean;
+    }
+  | { ok: false; error: GatewayError; transactionId?: string };
+
+/** The envelope stored for replays and returned by every door (spec §2.1). */
+export interface Envelope {
+  ok: true;
+  data: unknown;
+  charged_cents: number;
+  transaction_id?: string;
+}
+
+export const MAX_COST_FIELD = 'max_cost_cents';
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** A hold outlives its action's timeout by this much, so the sweeper never voids a call that is still running. */
+const HOLD_MARGIN_MS = 60_000;
+
+export function isChargeable(outcome: Outcome): outcome is Extract<Outcome, { ok: true }> {
+  return outcome.ok;
+}
+
+export async function execute(
+  deps: RunDeps,
+  actionId: string,
+  rawInput: unknown,
+  principal: Principal,
+  opts: ExecuteOptions = {},
+): Promise<Outcome> {
+  try {
+    return await run(deps, actionId, rawInput, principal, opts);
+  } catch (e) {
+    const error = toGatewayError(e);
+    if (error.code === 'internal') deps.log.error({ err: e, action: actionId }, 'execute failed');
+    return { ok: false, error };
+  }
+}
+
+async function run(
+  deps: RunDeps,
+  actionId: string,
+  rawInput: unknown,
+  principal: Principal,
+  opts: ExecuteOptions,
+): Promise<Outcome> {
+  // 1. look up the action
+  const action = findAction(actionId);
+  if (!action) {
+    throw new GatewayError('not_found', `Unknown action "${actionId}". GET /api/run lists the catalog.`);
+  }
+
+  // 2. strip guard fields, validate
+  if (rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
+    throw invalidInput([{ path: '', message: 'the request body must be a JSON object' }]);
+  }
+  const { [MAX_COST_FIELD]: maxCost, ...body } = rawInput as Record<string, unknown>;
+  if (
+    maxCost !== undefined &&
+    (typeof maxCost !== 'number' || !Number.isSafeInteger(maxCost) || maxCost < 0)
+  ) {
+    throw invalidInput([{ path: MAX_COST_FIELD, message: 'must be a non-negative integer number of cents' }]);
+  }
+  const parsed = action.input.safeParse(body);
+  if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
+  const input = parsed.data as Record<string, unknown>;
+
+  // 3. quote, and the caller's ceiling
+  if (maxCost !== undefined && action.priceCents > (maxCost as number)) {
+    throw new GatewayError(
+      'max_cost_exceeded',
+      `This action costs ${action.priceCents} cents, above your max_cost_cents of ${maxCost}; nothing was charged.`,
+      { details: { price_cents: action.priceCents, max_cost_cents: maxCost } },
+    );
+  }
+
+  const handler = deps.handlers[action.id as ActionId] as HandlerFn<ActionId> | HandlerDef<ActionId>;
+  const def: HandlerDef<ActionId> = typeof handler === 'function' ? { run: handler } : handler;
+
+  // Who may call: refused before anything is reserved.
+  if (action.access === 'paid' && principal.kind === 'anonymous') throw paymentRequired(action);
+  if (action.access === 'account' && principal.kind === 'anonymous') throw unauthorized(action);
+
+  const refusal = def.precheck?.(input as never, deps.services);
+  if (refusal) throw refusal;
+  if (!deps.inflight.accepting) {
+    throw new GatewayError(
+      'shutting_down',
+      'The gateway is shutting down; retry shortly. Nothing was charged.',
+      {
+        retryAfterSeconds: 5,
+      },
+    );
+  }
+
+  if (action.access !== 'paid') {
+    // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).
+    const data = await runHandler(deps, action, def, input, principal, undefined, opts);
+    return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false };
+  }
+  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts);
+}
+
+async function runPaid(
+  deps: RunDeps,
+  action: Action,
+  def: HandlerDef<ActionId>,
+  rawInput: object,
+  input: Record<string, unknown>,
+  principal: AccountPrincipal,
+  opts: ExecuteOptions,
+): Promise<Outcome> {
+  const key = opts.idempotencyKey;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw invalidInput([{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' }]);
+  }
+  const priceMicros = centsToMicros(action.priceCents);
+
+  // 4 + 5. idempotency claim, funds check and hold: one serialized write
+  const begun = await deps.ledger.begin({
+    accountId: principal.accountId,
+    action: action.id,
+    priceMicros,
+    holdMicros: priceMicros,
+    paymentMethod: paymentMethodOf(principal),
+    principal: principalRef(principal),
+    idempotency:
+      key === undefined
+        ? undefined
+        : { key, fingerprint: fingerprint({ action: action.id, body: rawInput }) },
+    holdTtlMs: Math.max(deps.holdTtlMs, action.timeoutMs + HOLD_MARGIN_MS),
+  });
+  if (begun.kind === 'replay') {
+    const env = begun.response as Envelope;
+    return {
+      ok: true,
+      data: env.data,
+      chargedCents: env.charged_cents,
+      chargedMicros: centsToMicros(env.charged_cents),
+      transactionId: env.transaction_id,
+      replayed: true,
+    };
+  }
+  if (begun.kind !== 'started') throw beginRefusal(begun, action, principal);
+
+  // 6. run the handler
+  const callId = begun.callId;
+  const started = performance.now();
+  const provider = def.provider?.(input as never, deps.services) ?? null;
+  let data: unknown;
+  try {
+    data = await runHandler(deps, action, def, input, principal, callId, opts);
+  } catch (e) {
+    // 7. failure → void. Nothing is charged for a failed call, whatever failed.
+    const error = toGatewayError(e);
+    if (error.code === 'internal')
+      deps.log.error({ err: e, action: action.id, txn: callId }, 'handler failed');
+    await deps.ledger
+      .void(callId, { errorCode: error.code, provider, durationMs: Math.round(performance.now() - started) })
+      .catch((ve) =>
+        deps.log.error({ err: ve, txn: callId }, 'void failed; the sweeper will release the hold'),
+      );
+    return { ok: false, error, transactionId: callId };
+  }
+
+  // 7. success → capture (≤ hold), storing the envelope for idempotent replays
+  const envelope: Envelope = { ok: true, data, charged_cents: action.priceCents, transaction_id: callId };
+  try {
+    await deps.ledger.capture(callId, {
+      amountMicros: priceMicros,
+      provider,
+      durationMs: Math.round(performance.now() - started),
+      response: envelope,
+    });
+  } catch (e) {
+    // The hold was resolved elsewhere (expired and swept): the work is done but was not charged. Under-billing
+    // is the safe direction; say so loudly and report the true charge, zero.
+    deps.log.error({ err: e, txn: callId, action: action.id }, 'capture failed; call delivered uncharged');
+    return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: callId, replayed: false };
+  }
+  return {
+    ok: true,
+    data,
+    chargedCents: microsToCents(priceMicros),
+    chargedMicros: priceMicros,
+    transactionId: callId,
+    replayed: false,
+  };
+}
+
+async function runHandler(
+  deps: RunDeps,
+  action: Action,
+  def: HandlerDef<ActionId>,
+  input: Record<string, unknown>,
+  principal: Principal,
+  callId: string | undefined,
+  opts: ExecuteOptions,
+): Promise<unknown> {
+  const signals = [deps.inflight.signal, AbortSignal.timeout(action.timeoutMs)];
+  if (opts.signal) signals.push(opts.signal);
+  const signal = AbortSignal.any(signals);
+  const accountId = principal.kind === 'anonymous' ? undefined : principal.accountId;
+  const ctx: HandlerContext = {
+    signal,
+    now: () => deps.clock.now(),
+    owner: accountId ?? 'anonymous',
+    transactionId: callId ?? '',
+    log: deps.log,
+    progress: (p, total, message) => opts.onProgress?.(p, total, message),
+    account: accountId ? toAccountView(deps.ledger, accountId) : NO_ACCOUNT,
+    services: deps.services,
+  };
+
+  const work = def.run(input as never, ctx);
+  let result: unknown;
+  try {
+    result = await deps.inflight.track(abortable(work, signal));
+  } catch (e) {
+    throw classifyAbort(e, signal, opts.signal, action);
+  }
+  const out = (action.output as z.ZodType).safeParse(result);
+  if (!out.success) {
+    deps.log.error(
+      { action: action.id, issues: out.error.issues.slice(0, 5) },
+      'handler output failed its schema',
+    );
+    throw new GatewayError(
+      'bad_response',
+      'The upstream answered in an unexpected shape; nothing was charged.',
+    );
+  }
+  return out.data;
+}
+
+/** Resolves with the work, or rejects as soon as the signal aborts (a handler that ignores its signal). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function classifyAbort(
+  e: unknown,
+  signal: AbortSignal,
+  callerSignal: AbortSignal | undefined,
+  action: Action,
+): unknown {
+  if (e instanceof GatewayError || !signal.aborted) return e;
+  if (callerSignal?.aborted)
+    return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
+  const reason = signal.reason as { name?: string } | undefined;
+  if (reason?.name === 'TimeoutError') {
+    return new GatewayError(
+      'upstream_timeout',
+      `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s; nothing was charged.`,
+    );
+  }
+  return new GatewayError('shutting_down', 'The gateway shut down during the call; nothing was charged.', {
+    retryAfterSeconds: 5,
+  });
+}
+
+function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
+  return p.kind;
+}
+
+const NO_ACCOUNT: AccountView = {
+  balance: () => Promise.reject(new GatewayError('unauthorized', 'This action needs an account.')),
+  transactions: () => Promise.reject(new GatewayError('unauthorized', 'This action needs an account.')),
+};

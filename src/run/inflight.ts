@@ -1,0 +1,46 @@
+/**
+ * Calls in flight, for graceful shutdown: stop admitting, let running calls finish (their holds are then
+ * captured or voided normally), and abort the ones still running after the grace period so that they void.
+ */
+export class Inflight {
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly shutdown = new AbortController();
+  private closing = false;
+
+  get signal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
+  get accepting(): boolean {
+    return !this.closing;
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  track<T>(p: Promise<T>): Promise<T> {
+    this.running.add(p);
+    p.then(
+      () => this.running.delete(p),
+      () => this.running.delete(p),
+    );
+    return p;
+  }
+
+  /** Stops admission, waits up to `graceMs` for running calls, then aborts the rest and waits for them. */
+  async drain(graceMs: number): Promise<void> {
+    this.closing = true;
+    const all = () => Promise.allSettled([...this.running]);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => {
+      timer = setTimeout(() => r('timeout'), graceMs);
+    });
+    const first = await Promise.race([all().then(() => 'done' as const), timedOut]);
+    clearTimeout(timer);
+    if (first === 'timeout') {
+      this.shutdown.abort(new Error('gateway shutting down'));
+      await all();
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { createApiKey } from '../../auth/api-keys.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { parseUsdToMicros } from '../../src/lib/money.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';
+
+// A real gateway on 127.0.0.1:0 with its own temporary data dir. Everything a test talks to is local.
+
+export interface TestGateway {
+  gw: Gateway;
+  url: string;
+  config: Config;
+  dataDir: string;
+  /** Creates an account with `usd` of credit and returns its API key. */
+  account(usd?: string): Promise<{ accountId: string; key: string }>;
+  post(path: string, body: unknown, opts?: { key?: string; headers?: Record<string, string> }): Promise<Reply>;
+  get(path: string, opts?: { key?: string; headers?: Record<string, string> }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: test convenience for reading JSON bodies
+  body: any;
+  text: string;
+}
+
+export interface StartOptions extends GatewayOptions {
+  env?: Record<string, string>;
+  dataDir?: string;
+  clock?: Clock;
+  /** Keep the data dir after close (restart tests). */
+  keepData?: boolean;
+}
+
+export function testConfig(env: Record<string, string> = {}, dataDir?: string): Config {
+  return loadConfig({
+    TOLLGATE_PORT: '0',
+    TOLLGATE_HOST: '127.0.0.1',
+    TOLLGATE_DATA_DIR: dataDir ?? mkdtempSync(join(tmpdir(), 'tollgate-test-')),
+    TOLLGATE_LOG_LEVEL: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent',
+    TOLLGATE_FETCH_ALLOW: '127.0.0.1,localhost',
+    TOLLGATE_SHUTDOWN_GRACE_SECONDS: '2',
+    ...env,
+  });
+}
+
+export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
+  const config = testConfig(opts.env, opts.dataDir);
+  const gw = await createGateway(config, opts);
+  const url = await gw.listen();
+  // The public URL callers see is the bound one.
+  (config as { publicUrl: string }).publicUrl = opts.env?.TOLLGATE_PUBLIC_URL ?? url;
+  gw.run.services.publicUrl = config.publicUrl;
+
+  const call = async (method: 'GET' | 'POST', path: string, body: unknown, o: { key?: string; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await request(`${url}${path}`, { method, headers, body: payload });
+    const text = await res.body.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body: parsed, text };
+  };
+
+  return {
+    gw,
+    url,
+    config,
+    dataDir: config.dataDir,
+    async account(usd = '1') {
+      const acct = await gw.ledger.createAccount({ name: 'test' });
+      const micros = parseUsdToMicros(usd);
+      if (micros > 0) await gw.ledger.credit(acct.id, micros, 'test credit');
+      const { key } = await createApiKey(gw.ledger, acct.id);
+      return { accountId: acct.id, key };
+    },
+    post: (path, body, o) => call('POST', path, body, o),
+    get: (path, o) => call('GET', path, undefined, o),
+    async close() {
+      await gw.close();
+      if (!opts.keepData && !opts.dataDir) rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}

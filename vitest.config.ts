@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/live/**', 'node_modules/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Integration tests start real servers on 127.0.0.1:0; files run in parallel, tests within a file serially.
+    pool: 'forks',
+    env: { TOLLGATE_LOG_LEVEL: 'silent' },
+  },
+});
