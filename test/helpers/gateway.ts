@@ -17,7 +17,11 @@ export interface TestGateway {
   dataDir: string;
   /** Creates an account with `usd` of credit and returns its API key. */
   account(usd?: string): Promise<{ accountId: string; key: string }>;
-  post(path: string, body: unknown, opts?: { key?: string; headers?: Record<string, string> }): Promise<Reply>;
+  post(
+    path: string,
+    body: unknown,
+    opts?: { key?: string; headers?: Record<string, string> },
+  ): Promise<Reply>;
   get(path: string, opts?: { key?: string; headers?: Record<string, string> }): Promise<Reply>;
   close(): Promise<void>;
 }
@@ -58,7 +62,12 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
   (config as { publicUrl: string }).publicUrl = opts.env?.TOLLGATE_PUBLIC_URL ?? url;
   gw.run.services.publicUrl = config.publicUrl;
 
-  const call = async (method: 'GET' | 'POST', path: string, body: unknown, o: { key?: string; headers?: Record<string, string> } = {}) => {
+  const call = async (
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    o: { key?: string; headers?: Record<string, string> } = {},
+  ) => {
     const headers: Record<string, string> = { ...o.headers };
     if (o.key) headers.authorization = `Bearer ${o.key}`;
     let payload: string | undefined;

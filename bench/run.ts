@@ -1,0 +1,60 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, type as osType, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { BenchModule } from './types.js';
+
+// `npm run bench` runs every module and writes docs/benchmarks.md; `npm run bench -- <id> …` runs only those
+// and replaces their sections, leaving the others as they were.
+
+const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {};
+
+const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
+
+function machine(): string {
+  const c = cpus();
+  return [
+    `- Machine: ${c.length} × ${c[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${osType()} ${release()}`,
+    `- Node ${process.version}; measured ${new Date().toISOString().slice(0, 10)}`,
+    '- Load generator, gateway and fake upstreams share the machine (loopback), so figures include their contention.',
+  ].join('\n');
+}
+
+function replaceSection(doc: string, id: string, content: string): string {
+  const start = `<!-- bench:${id} -->`;
+  const end = `<!-- /bench:${id} -->`;
+  const block = `${start}\n${content.trim()}\n${end}`;
+  const i = doc.indexOf(start);
+  const j = doc.indexOf(end);
+  if (i >= 0 && j > i) return doc.slice(0, i) + block + doc.slice(j + end.length);
+  return `${doc.trimEnd()}\n\n${block}\n`;
+}
+
+async function main() {
+  const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const ids = wanted.length > 0 ? wanted : Object.keys(MODULES);
+  let doc: string;
+  try {
+    doc = readFileSync(DOC, 'utf8');
+  } catch {
+    doc =
+      '# Benchmarks\n\nWritten by `npm run bench`. Targets are from the issues; figures are from the run below.\n';
+  }
+  doc = replaceSection(doc, 'machine', `## Machine\n\n${machine()}`);
+  for (const id of ids) {
+    const load = MODULES[id];
+    if (!load) throw new Error(`unknown bench ${id}; known: ${Object.keys(MODULES).join(', ')}`);
+    process.stderr.write(`bench ${id}…\n`);
+    const section = await (await load()).default();
+    doc = replaceSection(doc, section.id, `## ${section.title}\n\n${section.body}`);
+    writeFileSync(DOC, doc);
+  }
+  process.stderr.write(`wrote ${DOC}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
