@@ -50,6 +50,36 @@ export interface Services {
   web: WebFetcher;
   /** Server-minted handles bound to an owner (crawl ids, render ids, …). */
   handles: HandleStore;
+  /** The model router's upstream for internal use (extraction, summaries); absent without TOLLGATE_LLM_API_KEY. */
+  llm?: LlmService;
+}
+
+export type LlmTier = 'platform/cheap' | 'platform/mid' | 'platform/best';
+
+export interface LlmMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * One-shot completions used inside actions (scraper extraction, summaries). Their cost is the gateway's own,
+ * included in the action's flat price; the caller is not billed per token for them.
+ */
+export interface LlmService {
+  complete(req: {
+    tier: LlmTier;
+    messages: LlmMessage[];
+    /** When set, the answer must be JSON matching this schema; `json` holds it parsed and validated. */
+    jsonSchema?: Record<string, unknown>;
+    maxTokens?: number;
+    signal: AbortSignal;
+  }): Promise<{
+    text: string;
+    json?: unknown;
+    model: string;
+    usage: { prompt_tokens: number; completion_tokens: number };
+    costMicros: number;
+  }>;
 }
 
 // Each vendor adapter adds its (optional) client here as it lands.
