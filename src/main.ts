@@ -137,6 +137,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
           })
         : Promise.resolve();
       await inflight.drain(config.shutdownGraceMs);
+      // Let the doors write the responses of the calls that just finished before cutting connections.
+      await new Promise((r) => setImmediate(r));
       server?.closeAllConnections();
       await stopped;
       clearInterval(sweeper);

@@ -13,7 +13,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 export function jsonBody(maxBodyBytes: number) {
   const parse = express.json({
     limit: maxBodyBytes,
-    strict: true,
+    strict: false, // primitives parse, and the run path says "must be a JSON object"
     type: (req) => JSON_TYPE.test(req.headers['content-type'] ?? ''),
   });
   return (req: Request, res: Response, next: NextFunction): void => {

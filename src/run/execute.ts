@@ -74,7 +74,8 @@ export async function execute(
   opts: ExecuteOptions = {},
 ): Promise<Outcome> {
   try {
-    return await run(deps, actionId, rawInput, principal, opts);
+    // Tracked as a whole (hold → handler → capture/void), so a graceful shutdown waits for the ledger too.
+    return await deps.inflight.track(run(deps, actionId, rawInput, principal, opts));
   } catch (e) {
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.log.error({ err: e, action: actionId }, 'execute failed');
@@ -260,7 +261,7 @@ async function runHandler(
   const work = def.run(input as never, ctx);
   let result: unknown;
   try {
-    result = await deps.inflight.track(abortable(work, signal));
+    result = await abortable(work, signal);
   } catch (e) {
     throw classifyAbort(e, signal, opts.signal, action);
   }

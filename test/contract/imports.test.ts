@@ -1,0 +1,129 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// DESIGN.md's layout table, as a test: every relative import in the source folders must follow an arrow the
+// table allows, and the module graph stays acyclic.
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+/** Module group of a file (by folder), as in DESIGN.md's table. */
+function groupOf(file: string): string {
+  const rel = relative(ROOT, file).replaceAll('\\', '/');
+  if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
+  if (rel === 'src/errors.ts') return 'errors';
+  if (rel === 'src/config.ts') return 'config';
+  if (rel === 'src/log.ts') return 'lib';
+  for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
+  const m = /^src\/([^/]+)\//.exec(rel);
+  if (m) return m[1] as string;
+  throw new Error(`no group for ${rel}`);
+}
+
+// group → groups it may import. `root` may import everything.
+const ALLOWED: Record<string, string[]> = {
+  catalog: ['catalog'],
+  tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib'],
+  auth: ['auth', 'ledger', 'errors', 'lib', 'config'],
+  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config'],
+  http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
+  mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
+  llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams'],
+  upstreams: ['upstreams', 'lib', 'errors'],
+  ledger: ['ledger', 'lib', 'errors'],
+  storage: ['storage', 'lib', 'errors'],
+  jobs: ['jobs', 'lib', 'errors'],
+  engine: ['engine', 'upstreams', 'lib', 'errors'],
+  lib: ['lib'],
+  errors: [],
+  config: [],
+};
+
+// Type-only imports of the interfaces handlers are given (tools/context.ts) are allowed from infrastructure
+// that implements them; they carry no runtime edge.
+const TYPE_ONLY_EXCEPTIONS = new Set(['tools/context.js']);
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) out.push(...files(p));
+    else if (p.endsWith('.ts')) out.push(p);
+  }
+  return out;
+}
+
+const SOURCE = ['src', 'catalog', 'tools', 'auth'].flatMap((d) => files(join(ROOT, d)));
+
+function importsOf(file: string): Array<{ target: string; typeOnly: boolean }> {
+  const text = readFileSync(file, 'utf8');
+  const out: Array<{ target: string; typeOnly: boolean }> = [];
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'/gm)) {
+    const target = resolve(join(file, '..'), (m[3] as string).replace(/\.js$/, '.ts'));
+    out.push({ target, typeOnly: Boolean(m[2]) });
+  }
+  for (const m of text.matchAll(/import\(\s*'(\.[^']+)'\s*\)/g)) {
+    out.push({
+      target: resolve(join(file, '..'), (m[1] as string).replace(/\.js$/, '.ts')),
+      typeOnly: false,
+    });
+  }
+  return out;
+}
+
+describe('module boundaries (DESIGN.md)', () => {
+  it('every import follows an allowed arrow', () => {
+    const violations: string[] = [];
+    for (const f of SOURCE) {
+      const from = groupOf(f);
+      if (from === 'root') continue;
+      for (const { target, typeOnly } of importsOf(f)) {
+        const to = groupOf(target);
+        if (to === from || ALLOWED[from]?.includes(to)) continue;
+        const rel = relative(ROOT, target).replace(/\.ts$/, '.js');
+        if (typeOnly && TYPE_ONLY_EXCEPTIONS.has(rel)) continue;
+        violations.push(`${relative(ROOT, f)} (${from}) → ${relative(ROOT, target)} (${to})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('the module graph is acyclic (type-only imports aside)', () => {
+    const graph = new Map(
+      SOURCE.map((f) => [
+        f,
+        importsOf(f)
+          .filter((i) => !i.typeOnly)
+          .map((i) => i.target),
+      ]),
+    );
+    const state = new Map<string, 'visiting' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, stack: string[]) => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'visiting') {
+        cycles.push([...stack.slice(stack.indexOf(f)), f].map((x) => relative(ROOT, x)).join(' → '));
+        return;
+      }
+      state.set(f, 'visiting');
+      for (const t of graph.get(f) ?? []) visit(t, [...stack, f]);
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('doors do not import each other, and nothing imports test/', () => {
+    for (const f of SOURCE) {
+      const text = readFileSync(f, 'utf8');
+      expect(text, relative(ROOT, f)).not.toMatch(/from '(\.\.\/)+test\//);
+    }
+  });
+
+  it('source files stay under the 500-line limit', () => {
+    const big = SOURCE.filter((f) => readFileSync(f, 'utf8').split('\n').length > 500).map((f) =>
+      relative(ROOT, f),
+    );
+    expect(big).toEqual([]);
+  });
+});

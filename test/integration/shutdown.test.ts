@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { startGateway } from '../helpers/gateway.js';
+
+describe('graceful shutdown', () => {
+  it('[ops:graceful-shutdown] finishes an in-flight call, captures it, and refuses new calls meanwhile', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => {
+      entered = r;
+    });
+    const t = await startGateway({
+      env: { TOLLGATE_SHUTDOWN_GRACE_SECONDS: '10' },
+      keepData: true,
+      handlers: {
+        'scraperC/scrape': async () => {
+          entered();
+          await gate;
+          return { raw: 'finished' };
+        },
+      },
+    });
+    const { accountId, key } = await t.account('1');
+    const call = t.post('/api/run/scraperC/scrape', { url: 'https://example.com/', browser: false }, { key });
+    await inHandler;
+    const closing = t.gw.close();
+    // New calls are refused while draining.
+    const late = await t.gw.run.inflight.accepting;
+    expect(late).toBe(false);
+    setTimeout(release, 100);
+    const reply = await call;
+    await closing;
+    expect(reply.status).toBe(200);
+    expect(reply.body.charged_cents).toBe(1);
+    const { openLedger } = await import('../../src/ledger/index.js');
+    const { systemClock } = await import('../../src/lib/clock.js');
+    const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
+    expect(await ledger.balance(accountId)).toEqual({
+      balance_micros: 990_000,
+      held_micros: 0,
+      available_micros: 990_000,
+    });
+    db.close();
+  });
+
+  it('[ops:graceful-shutdown] aborts calls still running after the grace period and voids their holds', async () => {
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => {
+      entered = r;
+    });
+    let sawAbort = false;
+    const t = await startGateway({
+      env: { TOLLGATE_SHUTDOWN_GRACE_SECONDS: '1' },
+      keepData: true,
+      handlers: {
+        'scraperC/scrape': (_input, ctx) =>
+          new Promise((_resolve, reject) => {
+            entered();
+            ctx.signal.addEventListener('abort', () => {
+              sawAbort = true;
+              reject(ctx.signal.reason);
+            });
+          }),
+      },
+    });
+    const { accountId, key } = await t.account('1');
+    const call = t
+      .post('/api/run/scraperC/scrape', { url: 'https://example.com/', browser: false }, { key })
+      .catch((e: unknown) => e);
+    await inHandler;
+    await t.gw.close();
+    await call;
+    expect(sawAbort).toBe(true);
+    const { openLedger } = await import('../../src/ledger/index.js');
+    const { systemClock } = await import('../../src/lib/clock.js');
+    const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
+    expect(await ledger.balance(accountId)).toEqual({
+      balance_micros: 1_000_000,
+      held_micros: 0,
+      available_micros: 1_000_000,
+    });
+    const [tx] = await ledger.transactions(accountId, 1);
+    expect(tx).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
+    db.close();
+  });
+});

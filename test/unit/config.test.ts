@@ -1,0 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('config', () => {
+  it('defaults: port 8402, ./data, SQLite and local storage, public URL from host and port', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8402);
+    expect(c.dataDir).toBe(join(process.cwd(), 'data'));
+    expect(c.publicUrl).toBe('http://127.0.0.1:8402');
+    expect(c.vendors.LLM.baseUrl).toBe('https://openrouter.ai/api/v1');
+    expect(c.vendors.RENTCAST.apiKey).toBeUndefined();
+  });
+
+  it('[ops:config-errors] every bad value is reported, not just the first', () => {
+    try {
+      loadConfig({
+        TOLLGATE_PORT: 'eighty',
+        TOLLGATE_LOG_LEVEL: 'loud',
+        TOLLGATE_PUBLIC_URL: 'ftp://x',
+        TOLLGATE_IDEMPOTENCY_TTL_HOURS: '1',
+      });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const problems = (e as ConfigError).problems.join('\n');
+      for (const v of [
+        'TOLLGATE_PORT',
+        'TOLLGATE_LOG_LEVEL',
+        'TOLLGATE_PUBLIC_URL',
+        'TOLLGATE_IDEMPOTENCY_TTL_HOURS',
+      ]) {
+        expect(problems).toContain(v);
+      }
+    }
+  });
+
+  it('[ops:config-errors] unknown TOLLGATE_ variables are refused (typos); empty values mean unset', () => {
+    expect(() => loadConfig({ TOLLGATE_PROT: '1' })).toThrow(/TOLLGATE_PROT: unknown variable/);
+    expect(loadConfig({ TOLLGATE_PORT: '' }).port).toBe(8402);
+  });
+
+  it('[ops:config-errors] the CLI prints every problem and exits 1', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'serve'], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: { PATH: process.env.PATH, TOLLGATE_PORT: '-1', TOLLGATE_HOLD_TTL_SECONDS: 'x' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('TOLLGATE_PORT');
+    expect(r.stderr).toContain('TOLLGATE_HOLD_TTL_SECONDS');
+  });
+});
