@@ -6,6 +6,7 @@ import type { AccountView, HandlerContext, Services } from '../../tools/context.
 import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import type { Ledger, PaymentMethod } from '../ledger/types.js';
+import { type LinkedSignal, linkSignals } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
@@ -60,7 +61,7 @@ export interface Envelope {
 export const MAX_COST_FIELD = 'max_cost_cents';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** A hold outlives its action's timeout by this much, so the sweeper never voids a call that is still running. */
-const HOLD_MARGIN_MS = 60_000;
+export const HOLD_MARGIN_MS = 60_000;
 
 export function isChargeable(outcome: Outcome): outcome is Extract<Outcome, { ok: true }> {
   return outcome.ok;
@@ -243,9 +244,8 @@ async function runHandler(
   callId: string | undefined,
   opts: ExecuteOptions,
 ): Promise<unknown> {
-  const signals = [deps.inflight.signal, AbortSignal.timeout(action.timeoutMs)];
-  if (opts.signal) signals.push(opts.signal);
-  const signal = AbortSignal.any(signals);
+  const linked = linkSignals([deps.inflight.signal, opts.signal], action.timeoutMs);
+  const signal = linked.signal;
   const accountId = principal.kind === 'anonymous' ? undefined : principal.accountId;
   const ctx: HandlerContext = {
     signal,
@@ -263,7 +263,9 @@ async function runHandler(
   try {
     result = await abortable(work, signal);
   } catch (e) {
-    throw classifyAbort(e, signal, opts.signal, action);
+    throw classifyAbort(e, linked, opts.signal, action);
+  } finally {
+    linked.dispose();
   }
   const out = (action.output as z.ZodType).safeParse(result);
   if (!out.success) {
@@ -300,15 +302,14 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 function classifyAbort(
   e: unknown,
-  signal: AbortSignal,
+  linked: LinkedSignal,
   callerSignal: AbortSignal | undefined,
   action: Action,
 ): unknown {
-  if (e instanceof GatewayError || !signal.aborted) return e;
+  if (e instanceof GatewayError || !linked.signal.aborted) return e;
   if (callerSignal?.aborted)
     return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
-  const reason = signal.reason as { name?: string } | undefined;
-  if (reason?.name === 'TimeoutError') {
+  if (linked.timedOut) {
     return new GatewayError(
       'upstream_timeout',
       `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s; nothing was charged.`,

@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
+import { linkSignals } from '../lib/abort.js';
 
 // Shared plumbing for vendor clients: pooled undici dispatchers, per-call timeouts joined with the caller's
 // AbortSignal, and one classification of upstream failures by fault (DESIGN.md):
@@ -55,8 +56,8 @@ export async function sendRequest(
   vendor: string,
   req: UpstreamRequest,
 ): Promise<UpstreamResponse> {
-  const timeout = AbortSignal.timeout(req.timeoutMs);
-  const signal = AbortSignal.any([req.signal, timeout]);
+  const linked = linkSignals([req.signal], req.timeoutMs);
+  const signal = linked.signal;
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   let body: string | Buffer | undefined = req.body;
   if (req.json !== undefined) {
@@ -76,7 +77,7 @@ export async function sendRequest(
   } catch (e) {
     if (req.signal.aborted) throw req.signal.reason ?? e;
     if (
-      timeout.aborted ||
+      linked.timedOut ||
       e instanceof undiciErrors.HeadersTimeoutError ||
       e instanceof undiciErrors.BodyTimeoutError
     ) {
@@ -87,6 +88,8 @@ export async function sendRequest(
     throw new GatewayError('upstream_error', `${vendor} could not be reached; nothing was charged.`, {
       cause: e,
     });
+  } finally {
+    linked.dispose();
   }
 }
 

@@ -234,62 +234,66 @@ export class SqliteLedger implements Ledger {
   begin(req: BeginRequest): Promise<BeginResult> {
     assertMicros(req.priceMicros, 'price');
     assertMicros(req.holdMicros, 'hold');
-    return this.q.run((): BeginResult => {
-      const now = this.clock.now();
-      const idem = req.idempotency;
-      if (idem) {
-        const row = this.s.idem.get(req.accountId, idem.key);
-        if (row && row.status === 'done' && row.created_at < now - this.idempotencyTtlMs) {
-          this.s.delIdem.run(req.accountId, idem.key); // expired, not yet purged: forget it
-        } else if (row) {
-          if (row.fingerprint !== idem.fingerprint) return { kind: 'mismatch', callId: row.call_id };
-          if (row.status === 'in_flight') return { kind: 'in_flight', callId: row.call_id };
-          return { kind: 'replay', callId: row.call_id, response: JSON.parse(row.response ?? 'null') };
+    return this.q.run(
+      (): BeginResult => {
+        const now = this.clock.now();
+        const idem = req.idempotency;
+        if (idem) {
+          const row = this.s.idem.get(req.accountId, idem.key);
+          if (row && row.status === 'done' && row.created_at < now - this.idempotencyTtlMs) {
+            this.s.delIdem.run(req.accountId, idem.key); // expired, not yet purged: forget it
+          } else if (row) {
+            if (row.fingerprint !== idem.fingerprint) return { kind: 'mismatch', callId: row.call_id };
+            if (row.status === 'in_flight') return { kind: 'in_flight', callId: row.call_id };
+            return { kind: 'replay', callId: row.call_id, response: JSON.parse(row.response ?? 'null') };
+          }
         }
-      }
 
-      const acct = this.s.account.get(req.accountId);
-      if (!acct) throw new LedgerStateError(`unknown account ${req.accountId}`);
-      if (acct.kind !== 'system') {
-        const available = acct.balance_micros - acct.held_micros;
-        if (available < req.holdMicros) {
-          return { kind: 'insufficient', availableMicros: available, requiredMicros: req.holdMicros };
+        const acct = this.s.account.get(req.accountId);
+        if (!acct) throw new LedgerStateError(`unknown account ${req.accountId}`);
+        if (acct.kind !== 'system') {
+          const available = acct.balance_micros - acct.held_micros;
+          if (available < req.holdMicros) {
+            return { kind: 'insufficient', availableMicros: available, requiredMicros: req.holdMicros };
+          }
         }
-      }
 
-      let capDay: string | null = null;
-      if (req.dailyCap) {
-        capDay = utcDay(now);
-        const spent = this.s.daily.get(req.accountId, capDay)?.spent_micros ?? 0;
-        if (spent + req.holdMicros > req.dailyCap.limitMicros) {
-          return {
-            kind: 'daily_cap',
-            spentMicros: spent,
-            limitMicros: req.dailyCap.limitMicros,
-            resetsAt: nextUtcMidnight(now),
-          };
+        let capDay: string | null = null;
+        if (req.dailyCap) {
+          capDay = utcDay(now);
+          const spent = this.s.daily.get(req.accountId, capDay)?.spent_micros ?? 0;
+          if (spent + req.holdMicros > req.dailyCap.limitMicros) {
+            return {
+              kind: 'daily_cap',
+              spentMicros: spent,
+              limitMicros: req.dailyCap.limitMicros,
+              resetsAt: nextUtcMidnight(now),
+            };
+          }
+          this.s.addDaily.run(req.accountId, capDay, req.holdMicros);
         }
-        this.s.addDaily.run(req.accountId, capDay, req.holdMicros);
-      }
 
-      const callId = newId('txn', now);
-      this.s.insCall.run(
-        callId,
-        req.accountId,
-        req.action,
-        req.priceMicros,
-        req.holdMicros,
-        idem?.key ?? null,
-        req.paymentMethod,
-        req.principal,
-        now,
-        req.meta ? JSON.stringify(req.meta) : null,
-      );
-      this.s.insHold.run(callId, req.accountId, req.holdMicros, capDay, now + req.holdTtlMs, now);
-      this.s.addHeld.run(req.holdMicros, req.accountId);
-      if (idem) this.s.insIdem.run(req.accountId, idem.key, idem.fingerprint, callId, now);
-      return { kind: 'started', callId };
-    });
+        const callId = newId('txn', now);
+        this.s.insCall.run(
+          callId,
+          req.accountId,
+          req.action,
+          req.priceMicros,
+          req.holdMicros,
+          idem?.key ?? null,
+          req.paymentMethod,
+          req.principal,
+          now,
+          req.meta ? JSON.stringify(req.meta) : null,
+        );
+        this.s.insHold.run(callId, req.accountId, req.holdMicros, capDay, now + req.holdTtlMs, now);
+        this.s.addHeld.run(req.holdMicros, req.accountId);
+        if (idem) this.s.insIdem.run(req.accountId, idem.key, idem.fingerprint, callId, now);
+        return { kind: 'started', callId };
+        // A hold moves no money: it is made durable by the fsync of its capture or void (see WriteQueue).
+      },
+      { durable: false },
+    );
   }
 
   capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }> {

@@ -2,6 +2,7 @@ import type { SqliteDb } from '../../lib/sqlite.js';
 
 interface Job {
   fn: () => unknown;
+  durable: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -14,6 +15,11 @@ interface Job {
  * - Promises settle only after COMMIT returned, so nobody acts on state that could still be lost.
  * - If COMMIT fails, every job of the batch rejects: none of them happened.
  * - Jobs are synchronous functions; no transaction is ever held across an `await`.
+ * - A batch is committed with `synchronous=FULL` (fsync'd) if any of its jobs is durable. A job that is not
+ *   (a hold) still survives any process crash (WAL); on power loss it could be lost only together with every
+ *   later commit, because the WAL is replayed in order and a later fsync makes every earlier frame durable.
+ *   Losing a hold that was never captured charges nothing and acknowledged nothing, so it needs no fsync of
+ *   its own; every commit that moves money or records an outcome does.
  */
 export class WriteQueue {
   private queue: Job[] = [];
@@ -21,6 +27,7 @@ export class WriteQueue {
   private readonly savepoint;
   private readonly release;
   private readonly rollbackTo;
+  private synchronousFull = true;
 
   constructor(
     private readonly db: SqliteDb,
@@ -31,9 +38,14 @@ export class WriteQueue {
     this.rollbackTo = db.prepare('ROLLBACK TO op');
   }
 
-  run<T>(fn: () => T): Promise<T> {
+  run<T>(fn: () => T, opts: { durable?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({
+        fn,
+        durable: opts.durable ?? true,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -56,6 +68,11 @@ export class WriteQueue {
     if (batch.length === 0) return;
 
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const full = batch.some((j) => j.durable);
+    if (full !== this.synchronousFull) {
+      this.db.pragma(`synchronous = ${full ? 'FULL' : 'NORMAL'}`);
+      this.synchronousFull = full;
+    }
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const job of batch) {
