@@ -1,0 +1,164 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import type { Download, Downloader } from '../../tools/context.js';
+import { GatewayError } from '../errors.js';
+import {
+  checkUrl,
+  compilePolicy,
+  guardedLookup,
+  type SsrfPolicy,
+  SsrfRefusal,
+  ssrfRefused,
+} from './ssrf-guard.js';
+
+// Binary download of a caller's URL (files/upload_from_url). Same SSRF guard as the web engine — every hop's
+// URL checked, every connection's resolved address checked inside the socket's lookup — but the body is
+// streamed to the caller of `open` with a byte limit, never buffered whole: files go up to 100 MB.
+
+const MAX_REDIRECTS = 5;
+const DEFAULT_TIMEOUT_MS = 300_000;
+const USER_AGENT = 'tollgate/0.1 (+https://github.com/tollgate)';
+
+export function createDownloader(config: SsrfPolicy & { userAgent?: string }): Downloader & {
+  close(): Promise<void>;
+} {
+  const policy = compilePolicy(config);
+  const dispatcher: Dispatcher = new Agent({
+    connect: { lookup: guardedLookup(policy) as never, timeout: 10_000 },
+    connections: 16,
+    keepAliveTimeout: 5_000,
+  });
+
+  async function open(
+    url: string,
+    opts: { signal: AbortSignal; maxBytes: number; timeoutMs?: number },
+  ): Promise<Download> {
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = AbortSignal.any([opts.signal, timeout]);
+    const failure = (e: unknown) => downloadFailure(url, e, opts.signal, timeout, timeoutMs);
+    let current = url;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const target = checkUrl(current, policy);
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(target.toString(), {
+          dispatcher,
+          method: 'GET',
+          headers: { 'user-agent': config.userAgent ?? USER_AGENT, accept: '*/*' },
+          signal,
+        });
+      } catch (e) {
+        throw failure(e);
+      }
+      const location = header(res.headers.location);
+      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+        await res.body.dump();
+        current = new URL(location, target).toString();
+        continue;
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        await res.body.dump().catch(() => undefined);
+        throw new GatewayError(
+          'upstream_rejected',
+          `${url} answered HTTP ${res.statusCode}; nothing was stored or charged.`,
+          { details: { target_status: res.statusCode } },
+        );
+      }
+      const declared = header(res.headers['content-length']);
+      const contentLength = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
+      if (contentLength !== undefined && contentLength > opts.maxBytes) {
+        res.body.destroy();
+        throw tooLarge(url, opts.maxBytes);
+      }
+      const body = res.body;
+      return {
+        url: target.toString(),
+        contentType: header(res.headers['content-type']),
+        contentLength,
+        contentDisposition: header(res.headers['content-disposition']),
+        body: limited(body, opts.maxBytes, url, failure),
+        cancel: () => body.destroy(),
+      };
+    }
+    throw new GatewayError(
+      'upstream_rejected',
+      `More than ${MAX_REDIRECTS} redirects from ${url}; nothing was charged.`,
+    );
+  }
+
+  return { open, close: () => dispatcher.close() };
+}
+
+/** Passes chunks through until more than `maxBytes` arrived, then stops reading and refuses. */
+async function* limited(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+  url: string,
+  failure: (e: unknown) => unknown,
+): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > maxBytes) throw tooLarge(url, maxBytes);
+      yield chunk as Buffer;
+    }
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    throw failure(e);
+  } finally {
+    body.destroy();
+  }
+}
+
+function tooLarge(url: string, maxBytes: number): GatewayError {
+  return new GatewayError(
+    'payload_too_large',
+    `The file at ${url} is larger than ${maxBytes} bytes (the limit); nothing was stored or charged.`,
+    {
+      details: {
+        max_bytes: maxBytes,
+        issues: [{ path: 'url', message: `file larger than ${maxBytes} bytes` }],
+      },
+    },
+  );
+}
+
+function header(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function downloadFailure(
+  url: string,
+  e: unknown,
+  callerSignal: AbortSignal,
+  timeout: AbortSignal,
+  timeoutMs: number,
+): unknown {
+  if (e instanceof GatewayError) return e;
+  if (callerSignal.aborted) return callerSignal.reason ?? e;
+  const cause = (e as { cause?: unknown })?.cause;
+  if (e instanceof SsrfRefusal) return ssrfRefused(url, e.reason);
+  if (cause instanceof SsrfRefusal) return ssrfRefused(url, cause.reason);
+  if (timeout.aborted) {
+    return new GatewayError(
+      'upstream_timeout',
+      `${url} did not finish within ${timeoutMs / 1000}s; nothing was charged.`,
+    );
+  }
+  const code = (e as { code?: string })?.code ?? (cause as { code?: string })?.code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new GatewayError(
+      'upstream_rejected',
+      `The host of ${url} does not resolve; nothing was charged.`,
+      { cause: e },
+    );
+  }
+  return new GatewayError(
+    'upstream_error',
+    `Fetching ${url} failed (${code ?? 'network error'}); nothing was charged.`,
+    {
+      cause: e,
+    },
+  );
+}
