@@ -4,7 +4,7 @@ import { group } from './group.js';
 import { httpUrl } from './shared.js';
 
 // scraperC (spec §4.7): strict, unknown fields rejected. Backed by ScrapingAnt v2 when configured, else by the
-// built-in web engine.
+// built-in web engine (residential proxies and proxy_country are vendor-only).
 
 const STRICT = true;
 
@@ -46,6 +46,8 @@ const shared = {
 };
 
 const annotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+/** `timeout` may be 60 s at the vendor; the action outlives it so the vendor's own answer arrives. */
+const TIMEOUT_MS = 75_000;
 const example = { url: 'https://example.com/', browser: false };
 
 export const scrape = defineAction({
@@ -60,6 +62,7 @@ export const scrape = defineAction({
   input: inputObject(STRICT, shared),
   output: outputObject({ raw: z.string().describe('The page HTML.') }),
   annotations,
+  timeoutMs: TIMEOUT_MS,
   example,
   keywords: ['html', 'fetch', 'page', 'website', 'scrape', 'download'],
 });
@@ -76,6 +79,7 @@ export const scrapeResidential = defineAction({
   input: inputObject(STRICT, shared),
   output: outputObject({ raw: z.string().describe('The page HTML.') }),
   annotations,
+  timeoutMs: TIMEOUT_MS,
   example: { url: 'https://example.com/' },
   keywords: ['residential', 'proxy', 'blocked', 'anti-bot', 'geo'],
 });
@@ -95,6 +99,7 @@ export const markdown = defineAction({
     markdown: z.string().describe('The page as Markdown.'),
   }),
   annotations,
+  timeoutMs: TIMEOUT_MS,
   example,
   keywords: ['markdown', 'read', 'text', 'article', 'page', 'convert'],
 });

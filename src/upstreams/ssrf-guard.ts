@@ -17,7 +17,7 @@ export interface SsrfPolicy {
   allow: readonly string[];
 }
 
-interface CompiledPolicy {
+export interface CompiledPolicy {
   hosts: Set<string>;
   suffixes: string[];
   cidrs: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
@@ -37,6 +37,11 @@ export function compilePolicy(policy: SsrfPolicy): CompiledPolicy {
 }
 
 const ALLOWED_RANGES = new Set(['unicast']);
+/**
+ * IPv6 addresses outside 2000::/3 are not global unicast even when ipaddr.js calls them `unicast` (e.g. the
+ * deprecated IPv4-compatible `::127.0.0.1`, which some stacks still route to the embedded IPv4 address).
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 function normalize(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
@@ -61,6 +66,7 @@ export function addressRefusal(ip: string, policy: CompiledPolicy): string | nul
   if (addr !== raw && inAllowedCidr(addr, policy)) return null;
   const range = addr.range();
   if (!ALLOWED_RANGES.has(range)) return `${ip} is a ${range} address`;
+  if (addr.kind() === 'ipv6' && !addr.match(GLOBAL_UNICAST_V6 as never)) return `${ip} is not global unicast`;
   return null;
 }
 
@@ -88,7 +94,8 @@ export function checkUrl(url: string, policy: CompiledPolicy): URL {
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
     throw refused(url, `scheme ${u.protocol} is not allowed`);
   if (u.username || u.password) throw refused(url, 'credentials in URLs are not allowed');
-  const host = u.hostname.replace(/^\[|\]$/g, '');
+  // `localhost.` is `localhost`: the trailing root dot does not make a name public.
+  const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (hostAllowed(host, policy)) return u;
   if (isIP(host)) {
     const why = addressRefusal(host, policy);
@@ -106,18 +113,25 @@ export class SsrfRefusal extends Error {
   }
 }
 
+/** The DNS resolution step, injectable so tests can make names resolve to private addresses offline. */
+export type Resolver = (
+  hostname: string,
+  options: { all: true; family: number },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
 /**
  * A `lookup` for net.connect that resolves and refuses forbidden addresses. Because the socket connects to
- * what this returns, the checked address is the connected address.
+ * what this returns, the checked address is the connected address (no DNS-rebinding window).
  */
-export function guardedLookup(policy: CompiledPolicy) {
+export function guardedLookup(policy: CompiledPolicy, resolve: Resolver = dnsLookup as unknown as Resolver) {
   return (
     hostname: string,
     options: { family?: number | string; all?: boolean },
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
     const allowHost = hostAllowed(hostname, policy);
-    dnsLookup(
+    resolve(
       hostname,
       { all: true, family: typeof options.family === 'number' ? options.family : 0 },
       (err, addrs) => {

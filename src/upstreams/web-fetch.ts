@@ -5,35 +5,114 @@ import {
   checkUrl,
   compilePolicy,
   guardedLookup,
+  type Resolver,
   type SsrfPolicy,
   SsrfRefusal,
   ssrfRefused,
 } from './ssrf-guard.js';
 
-// The built-in engine's plain HTTP fetch of a caller's URL: SSRF-guarded on every hop, redirects followed by
-// hand (at most MAX_REDIRECTS), a byte limit enforced while streaming, charset decoded from the header or the
-// document's <meta>.
+// Server-side fetches of a caller's URL: SSRF-guarded on every hop (the URL before connecting, the resolved
+// address inside the socket's lookup), redirects followed by hand (at most MAX_REDIRECTS), a byte limit
+// enforced while streaming, charset decoded from the header or the document's <meta>. The headless browser's
+// requests come through `forward` (src/engine/browser.ts), so they are guarded the same way.
 
 const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
-const USER_AGENT = 'tollgate/0.1 (+https://github.com/tollgate)';
+export const USER_AGENT = 'Mozilla/5.0 (compatible; tollgate/0.1; +https://github.com/tollgate)';
 
 export interface WebFetchConfig extends SsrfPolicy {
   userAgent?: string;
+  /** Default byte limit of one response. */
+  maxBytes?: number;
+  /** Tests resolve names offline with this. */
+  resolve?: Resolver;
 }
 
-export function createWebFetcher(config: WebFetchConfig): WebFetcher & { close(): Promise<void> } {
+export interface PageFetchOptions extends WebFetchOptions {
+  /** Refuse (422, before reading the body) a response whose Content-Type is not text, HTML, XML or JSON. */
+  textOnly?: boolean;
+}
+
+/** One request of the headless browser, passed through unchanged except for the guard. */
+export interface ForwardRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: Buffer | undefined;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /**
+   * Follow redirects here, checking every hop. Chromium follows a redirect that was answered through
+   * interception without intercepting the next request, so only this side can guard the hops.
+   */
+  followRedirects?: boolean;
+}
+
+export interface ForwardResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The URL that answered (after redirects when followed). */
+  url: string;
+}
+
+export interface GuardedFetcher extends WebFetcher {
+  fetchPage(url: string, opts: PageFetchOptions): Promise<FetchedPage>;
+  forward(req: ForwardRequest): Promise<ForwardResponse>;
+  /** Throws the guard's 400 for a URL that may not be fetched (scheme, credentials, IP literal, localhost). */
+  check(url: string): void;
+  close(): Promise<void>;
+}
+
+const TEXTUAL =
+  /^(text\/|application\/(xhtml\+xml|xml|json|ld\+json|rss\+xml|atom\+xml|javascript)|[^;]*\+(xml|json))/i;
+/** Request headers the browser sends that must not be forwarded as-is. */
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'accept-encoding',
+  'content-length',
+]);
+
+export function isTextual(contentType: string): boolean {
+  return contentType.trim() === '' || TEXTUAL.test(contentType.trim());
+}
+
+export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   const policy = compilePolicy(config);
   const dispatcher: Dispatcher = new Agent({
-    connect: { lookup: guardedLookup(policy) as never, timeout: 10_000 },
+    connect: { lookup: guardedLookup(policy, config.resolve) as never, timeout: 10_000 },
     connections: 32,
     keepAliveTimeout: 5_000,
   });
+  const defaultMax = config.maxBytes ?? DEFAULT_MAX_BYTES;
 
-  async function fetchPage(url: string, opts: WebFetchOptions): Promise<FetchedPage> {
+  async function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > maxBytes) {
+        res.body.destroy();
+        throw new GatewayError(
+          'upstream_rejected',
+          `The page is larger than ${formatBytes(maxBytes)}; nothing was charged.`,
+          { details: { max_bytes: maxBytes } },
+        );
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks);
+  }
+
+  async function fetchPage(url: string, opts: PageFetchOptions): Promise<FetchedPage> {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+    const maxBytes = opts.maxBytes ?? defaultMax;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([opts.signal, timeout]);
     let current = url;
@@ -58,32 +137,27 @@ export function createWebFetcher(config: WebFetchConfig): WebFetcher & { close()
         continue;
       }
       const contentType = String(res.headers['content-type'] ?? '');
-      const chunks: Buffer[] = [];
-      let bytes = 0;
+      if (opts.textOnly && !isTextual(contentType)) {
+        await res.body.dump().catch(() => undefined);
+        throw new GatewayError(
+          'upstream_rejected',
+          `${current} is not a web page (Content-Type ${contentType.split(';')[0]}); nothing was charged.`,
+          { details: { content_type: contentType.split(';')[0] } },
+        );
+      }
+      let buf: Buffer;
       try {
-        for await (const chunk of res.body) {
-          bytes += (chunk as Buffer).length;
-          if (bytes > maxBytes) {
-            res.body.destroy();
-            throw new GatewayError(
-              'upstream_rejected',
-              `The page is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB; nothing was charged.`,
-              { details: { max_bytes: maxBytes } },
-            );
-          }
-          chunks.push(chunk as Buffer);
-        }
+        buf = await readCapped(res, maxBytes);
       } catch (e) {
         if (e instanceof GatewayError) throw e;
         throw fetchFailure(current, e, opts.signal, timeout, timeoutMs);
       }
-      const buf = Buffer.concat(chunks);
       return {
         url: target.toString(),
         status: res.statusCode,
         contentType,
         body: decode(buf, contentType),
-        bytes,
+        bytes: buf.length,
       };
     }
     throw new GatewayError(
@@ -92,7 +166,73 @@ export function createWebFetcher(config: WebFetchConfig): WebFetcher & { close()
     );
   }
 
-  return { fetchPage, close: () => dispatcher.close() };
+  async function forward(req: ForwardRequest): Promise<ForwardResponse> {
+    const timeout = AbortSignal.timeout(req.timeoutMs);
+    const signal = AbortSignal.any([req.signal, timeout]);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (!HOP_BY_HOP.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
+    }
+    let url = req.url;
+    let method = req.method;
+    let body = req.body;
+    for (let hop = 0; ; hop++) {
+      const target = checkUrl(url, policy);
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(target.toString(), {
+          dispatcher,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          signal,
+        });
+      } catch (e) {
+        throw fetchFailure(url, e, req.signal, timeout, req.timeoutMs);
+      }
+      const location = res.headers.location;
+      if (
+        req.followRedirects &&
+        res.statusCode >= 300 &&
+        res.statusCode < 400 &&
+        location &&
+        hop < MAX_REDIRECTS
+      ) {
+        await res.body.dump();
+        url = new URL(Array.isArray(location) ? (location[0] as string) : location, target).toString();
+        if (
+          res.statusCode === 303 ||
+          ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')
+        ) {
+          method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (v === undefined || k === 'transfer-encoding' || k === 'connection') continue;
+        out[k] = Array.isArray(v) ? v.join(k === 'set-cookie' ? '\n' : ', ') : v;
+      }
+      try {
+        return { status: res.statusCode, headers: out, body: await readCapped(res, defaultMax), url };
+      } catch (e) {
+        if (e instanceof GatewayError) throw e;
+        throw fetchFailure(url, e, req.signal, timeout, req.timeoutMs);
+      }
+    }
+  }
+
+  return {
+    fetchPage,
+    forward,
+    check: (url) => void checkUrl(url, policy),
+    close: () => dispatcher.close(),
+  };
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${Math.round(n / 1024 / 1024)} MiB` : `${Math.round(n / 1024)} KiB`;
 }
 
 function fetchFailure(
@@ -123,9 +263,7 @@ function fetchFailure(
   return new GatewayError(
     'upstream_error',
     `Fetching ${url} failed (${code ?? 'network error'}); nothing was charged.`,
-    {
-      cause: e,
-    },
+    { cause: e },
   );
 }
 

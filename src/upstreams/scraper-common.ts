@@ -1,0 +1,97 @@
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import {
+  classifyStatus,
+  parseJson,
+  sendRequest,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from './http.js';
+
+// What the Firecrawl and fastCRW adapters share: JSON over HTTP with a bearer key, and their common success
+// rule — HTTP 2xx *and* `success` not false. Everything else is a failure, classified by fault and never
+// charged; the vendor's own words go to the log only.
+
+export interface VendorClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** Upper bound of one request (the action's own timeout usually ends it sooner). */
+  timeoutMs?: number;
+}
+
+export type JsonCall = (
+  req: Omit<UpstreamRequest, 'url' | 'timeoutMs'> & {
+    path: string;
+    timeoutMs?: number;
+    /** Status polls: `success: false` with a job status is an answer (the job failed), not a failed call. */
+    allowDeclaredFailure?: boolean;
+  },
+) => Promise<{ body: Record<string, unknown>; res: UpstreamResponse }>;
+
+export function jsonCaller(
+  vendor: string,
+  opts: VendorClientOptions,
+  overrides: { classify?: (res: UpstreamResponse) => GatewayError | undefined } = {},
+): JsonCall {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  return async ({ path, timeoutMs, headers, allowDeclaredFailure, ...rest }) => {
+    const res = await sendRequest(opts.dispatcher, vendor, {
+      ...rest,
+      url: `${base}${path}`,
+      headers: { authorization: `Bearer ${opts.apiKey}`, ...headers },
+      timeoutMs: timeoutMs ?? opts.timeoutMs ?? 120_000,
+    });
+    if (res.status < 200 || res.status >= 300) {
+      const err = overrides.classify?.(res) ?? classifyStatus(vendor, res);
+      logFailure(opts.log, vendor, path, res, err);
+      throw err;
+    }
+    const body = parseJson(vendor, res);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw badShape(vendor, opts.log, path, res.text);
+    }
+    const obj = body as Record<string, unknown>;
+    if (obj.success === false && !(allowDeclaredFailure && typeof obj.status === 'string')) {
+      opts.log.warn({ vendor, path, body: res.text.slice(0, 2000) }, 'vendor declared failure');
+      throw new GatewayError(
+        'upstream_rejected',
+        `${vendor} could not complete the request (it reported a failure); nothing was charged.`,
+        { cause: { vendor, body: res.text.slice(0, 2000) } },
+      );
+    }
+    return { body: obj, res };
+  };
+}
+
+export function logFailure(
+  log: Logger,
+  vendor: string,
+  path: string,
+  res: UpstreamResponse,
+  err: GatewayError,
+) {
+  const level = err.code === 'upstream_unavailable' ? 'error' : 'warn';
+  log[level]({ vendor, path, status: res.status, body: res.text.slice(0, 2000) }, 'vendor request failed');
+}
+
+export function badShape(vendor: string, log: Logger, path: string, text: string): GatewayError {
+  log.error({ vendor, path, body: text.slice(0, 2000) }, 'vendor answered in an unexpected shape');
+  return new GatewayError('bad_response', `${vendor} answered in an unexpected shape; nothing was charged.`);
+}
+
+/** Parses a vendor body with a schema, or fails as bad_response (logged). */
+export function expectShape<T extends z.ZodType>(
+  vendor: string,
+  log: Logger,
+  path: string,
+  schema: T,
+  body: unknown,
+): z.output<T> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw badShape(vendor, log, path, JSON.stringify(body));
+  return r.data;
+}
