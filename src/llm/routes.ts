@@ -1,0 +1,136 @@
+import { type Request, type Response, Router } from 'express';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/principal.js';
+import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
+import { type MeteredDeps, runChatCompletion } from '../run/metered.js';
+import type { ChatStreamSink } from '../run/metered-types.js';
+import { jsonBody } from './body.js';
+import { sendOpenAiError, sseErrorEvent } from './openai-errors.js';
+import type { LlmRouter } from './router.js';
+import { memoByLoad, modelsView, pricingView } from './views.js';
+
+// The model router door at /api/llm/v1 (spec §4.9): OpenAI wire format in and out, errors as OpenAI-style
+// bodies. It only translates HTTP; src/run/metered.ts decides prices, holds and charges.
+
+export const LLM_BASE = '/api/llm/v1';
+
+export interface LlmRoutesDeps {
+  auth: Authenticator;
+  /** Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. */
+  llm: { metered: MeteredDeps; router: LlmRouter } | undefined;
+  maxBodyBytes: number;
+}
+
+export function llmRoutes(deps: LlmRoutesDeps): Router {
+  const r = Router();
+  const llm = deps.llm;
+  const unconfigured = notConfigured('The model router', ['TOLLGATE_LLM_API_KEY']);
+
+  if (!llm) {
+    r.use(LLM_BASE, (_req, res) => sendOpenAiError(res, unconfigured));
+    return r;
+  }
+  const { router, metered } = llm;
+  const pricing = memoByLoad(router.catalog, () =>
+    pricingView(router.catalog, router.tiers, metered.limits.dailyCapMicros),
+  );
+  const models = memoByLoad(router.catalog, () => modelsView(router.catalog));
+
+  // Free and public (spec §4.9, §5): no credentials read.
+  r.get(`${LLM_BASE}/pricing`, async (_req, res) => {
+    if (await listingReady(res)) res.json(pricing());
+  });
+  r.get(`${LLM_BASE}/models`, async (_req, res) => {
+    if (await listingReady(res)) res.json(models());
+  });
+
+  r.post(`${LLM_BASE}/chat/completions`, jsonBody(deps.maxBodyBytes), async (req: Request, res: Response) => {
+    let principal: Principal;
+    try {
+      principal = await deps.auth.fromAuthorization(req.headers.authorization);
+    } catch (e) {
+      return sendOpenAiError(res, toGatewayError(e));
+    }
+    // A client that hangs up aborts the upstream call; src/run settles what it consumed.
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const outcome = await runChatCompletion(metered, principal, req.body, {
+      signal: gone.signal,
+      sink: sseSink(res, gone.signal),
+    });
+    if (outcome.streamed || res.headersSent || res.destroyed) return;
+    if (!outcome.ok) return sendOpenAiError(res, outcome.error);
+    for (const [k, v] of Object.entries(outcome.headers)) res.setHeader(k, v);
+    res.status(200).json(outcome.body);
+  });
+
+  r.use(LLM_BASE, (req, res) => {
+    const known = ['/chat/completions', '/pricing', '/models'].includes(req.path);
+    if (known) res.setHeader('Allow', req.path === '/chat/completions' ? 'POST' : 'GET');
+    sendOpenAiError(
+      res,
+      known
+        ? new GatewayError(
+            'method_not_allowed',
+            `Use ${req.path === '/chat/completions' ? 'POST' : 'GET'} ${LLM_BASE}${req.path}.`,
+          )
+        : new GatewayError(
+            'not_found',
+            `No route ${req.method} ${LLM_BASE}${req.path}: the model router serves POST /chat/completions, GET /models and GET /pricing.`,
+          ),
+    );
+  });
+
+  async function listingReady(res: Response): Promise<boolean> {
+    try {
+      await router.catalog.ensureLoaded();
+      return true;
+    } catch (e) {
+      if (router.catalog.all().length > 0) return true; // overrides only: show what is known
+      sendOpenAiError(res, toGatewayError(e));
+      return false;
+    }
+  }
+
+  return r;
+}
+
+/** The streaming response: SSE events written as they arrive, with backpressure from the client's socket. */
+function sseSink(res: Response, signal: AbortSignal): ChatStreamSink {
+  const ready = Promise.resolve();
+  // Each event is written as it comes; node:http already corks the socket until the end of the tick, so events
+  // that arrived in one upstream read leave in one syscall without waiting for anything else.
+  return {
+    signal,
+    open(headers) {
+      // Not flushed on its own: the head goes out with the first event, in one write.
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        ...headers,
+      });
+    },
+    write(text) {
+      if (res.destroyed) return ready;
+      if (res.write(text)) return ready;
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
+    fail(e) {
+      if (!res.destroyed) res.end(sseErrorEvent(e));
+    },
+    end() {
+      if (!res.destroyed) res.end();
+    },
+  };
+}

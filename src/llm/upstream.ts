@@ -1,0 +1,287 @@
+import type { Logger } from 'pino';
+import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { GatewayError } from '../errors.js';
+import { isErrorChunk, parseChunk } from '../run/metered-stream.js';
+import type { AttemptFailure, CompletionAttempt, StreamAttempt } from '../run/metered-types.js';
+import { sseEvents } from './sse.js';
+
+// The model router's upstream: any OpenAI-compatible aggregator (OpenRouter by default), over a pooled undici
+// dispatcher. Failures before anything reached the caller are classified by fault and by whether the next
+// model of a tier may do better; vendor text goes to `cause` (logged), never into our messages.
+
+/** A stream that goes silent this long after it began is treated as broken. */
+const STALL_TIMEOUT_MS = 120_000;
+const LIST_TIMEOUT_MS = 15_000;
+
+export interface LlmUpstreamOptions {
+  baseUrl: string;
+  apiKey: string;
+  log: Logger;
+  connections?: number;
+}
+
+export class LlmUpstream {
+  private readonly dispatcher: Dispatcher;
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly opts: LlmUpstreamOptions) {
+    this.dispatcher = new Agent({
+      connections: opts.connections ?? 128,
+      keepAliveTimeout: 30_000,
+      connectTimeout: 10_000,
+    });
+    this.headers = {
+      authorization: `Bearer ${opts.apiKey}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+  }
+
+  /** The upstream's model listing (OpenRouter: prices as USD-per-token strings), every output modality. */
+  async listModels(signal: AbortSignal): Promise<unknown> {
+    const url = `${this.opts.baseUrl}/models?output_modalities=all`;
+    try {
+      const res = await request(url, {
+        dispatcher: this.dispatcher,
+        method: 'GET',
+        headers: { authorization: this.headers.authorization as string, accept: 'application/json' },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 500)}`);
+      return JSON.parse(text) as unknown;
+    } catch (e) {
+      throw new GatewayError(
+        'upstream_unavailable',
+        'The model price list could not be loaded; retry shortly.',
+        {
+          cause: e,
+          retryAfterSeconds: 5,
+        },
+      );
+    }
+  }
+
+  async complete(
+    model: string,
+    body: Record<string, unknown>,
+    opts: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CompletionAttempt | AttemptFailure> {
+    try {
+      const res = await request(`${this.opts.baseUrl}/chat/completions`, {
+        dispatcher: this.dispatcher,
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify({ ...body, model }),
+        signal: opts.signal,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+      });
+      const text = await res.body.text();
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        return this.failed(
+          classifyStatus(res.statusCode, retryAfter(res.headers['retry-after'])),
+          model,
+          text,
+        );
+      }
+      const json = parseChunk(text);
+      if (json === undefined) return this.failed(badResponse(), model, text);
+      if (isErrorChunk(json)) return this.failed(classifyErrorObject(json.error), model, text);
+      if (!Array.isArray(json.choices)) return this.failed(badResponse(), model, text);
+      return { ok: true, body: json };
+    } catch (e) {
+      if (opts.signal.aborted) throw opts.signal.reason ?? e;
+      return this.failed(networkFailure(e, opts.timeoutMs), model, e);
+    }
+  }
+
+  /** Opens a stream and reads up to its first data event; comments before it are not forwarded. */
+  async stream(
+    model: string,
+    body: Record<string, unknown>,
+    opts: { signal: AbortSignal; firstByteTimeoutMs: number },
+  ): Promise<StreamAttempt | AttemptFailure> {
+    // The attempt's own controller: aborted by the call's signal, by the first-byte timer, or by the metered
+    // path once the stream is under way (linked by hand: AbortSignal.any costs more on this hot path).
+    const ctl = new AbortController();
+    if (opts.signal.aborted) throw opts.signal.reason;
+    opts.signal.addEventListener('abort', () => ctl.abort(opts.signal.reason), { once: true });
+    let slow = false;
+    const timer = setTimeout(() => {
+      slow = true;
+      ctl.abort();
+    }, opts.firstByteTimeoutMs);
+    try {
+      const res = await request(`${this.opts.baseUrl}/chat/completions`, {
+        dispatcher: this.dispatcher,
+        method: 'POST',
+        headers: this.headers,
+        body: JSON.stringify({ ...body, model }),
+        signal: ctl.signal,
+        headersTimeout: opts.firstByteTimeoutMs + 1_000,
+        bodyTimeout: STALL_TIMEOUT_MS,
+      });
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await res.body.text();
+        return this.failed(
+          classifyStatus(res.statusCode, retryAfter(res.headers['retry-after'])),
+          model,
+          text,
+        );
+      }
+      const events = sseEvents(res.body);
+      for (;;) {
+        const r = await events.next();
+        if (r.done) {
+          ctl.abort();
+          return this.failed(badResponse(), model, 'stream ended before any data');
+        }
+        const ev = r.value;
+        if (ev.data === undefined) continue;
+        const json = ev.data === '[DONE]' ? undefined : parseChunk(ev.data);
+        if (json === undefined) {
+          ctl.abort();
+          return this.failed(badResponse(), model, ev.data);
+        }
+        if (isErrorChunk(json)) {
+          ctl.abort();
+          return this.failed(classifyErrorObject(json.error), model, ev.data);
+        }
+        return { ok: true, first: ev, firstJson: json, events, abort: () => ctl.abort() };
+      }
+    } catch (e) {
+      if (opts.signal.aborted) throw opts.signal.reason ?? e;
+      const f = slow
+        ? timeoutFailure(`no first token within ${Math.round(opts.firstByteTimeoutMs / 100) / 10}s`)
+        : networkFailure(e, opts.firstByteTimeoutMs);
+      return this.failed(f, model, e);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private failed(f: AttemptFailure, model: string, cause: unknown): AttemptFailure {
+    const loud = f.error.code === 'upstream_unavailable' && !f.fallback;
+    this.opts.log[loud ? 'error' : 'warn']({ model, code: f.error.code, cause }, 'model upstream failure');
+    return f;
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function retryAfter(v: string | string[] | undefined): number | undefined {
+  const n = Number(Array.isArray(v) ? v[0] : v);
+  return v !== undefined && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined;
+}
+
+const fail = (error: GatewayError, fallback: boolean): AttemptFailure => ({ ok: false, error, fallback });
+
+/** The upstream's HTTP status (or the `code` of an error it sent inside a 200) → our error, and fallback. */
+export function classifyStatus(status: number, retryAfterSeconds?: number): AttemptFailure {
+  if (status === 400 || status === 413 || status === 422) {
+    return fail(
+      new GatewayError(
+        'upstream_rejected',
+        `The model provider rejected the request (HTTP ${status}): check the messages, the parameters and ` +
+          "the model's context length. Nothing was charged.",
+        { details: { upstream_status: status } },
+      ),
+      false,
+    );
+  }
+  if (status === 401 || status === 402) {
+    // Our key or our upstream credit: every model would fail alike, so no fallback; the operator must act.
+    return fail(
+      new GatewayError(
+        'upstream_unavailable',
+        "The model provider refused the gateway's account; the operator has been alerted. Nothing was charged.",
+        { retryAfterSeconds: 60 },
+      ),
+      false,
+    );
+  }
+  if (status === 403) {
+    return fail(
+      new GatewayError(
+        'upstream_rejected',
+        'The model provider refused this request (moderation or policy). Nothing was charged.',
+        { details: { upstream_status: status } },
+      ),
+      false,
+    );
+  }
+  if (status === 404) {
+    return fail(
+      new GatewayError('upstream_unavailable', 'The model is not available right now. Nothing was charged.', {
+        retryAfterSeconds: 30,
+      }),
+      true,
+    );
+  }
+  if (status === 408 || status === 504) return timeoutFailure(`HTTP ${status}`);
+  if (status === 429) {
+    // Their rate limit on the gateway, not the caller's: 503, so it is never mistaken for our daily cap (429).
+    return fail(
+      new GatewayError(
+        'upstream_busy',
+        'The model provider is rate-limiting the gateway; retry shortly. Nothing was charged.',
+        { retryAfterSeconds: retryAfterSeconds ?? 5 },
+      ),
+      true,
+    );
+  }
+  if (status >= 500) {
+    return fail(
+      new GatewayError('upstream_error', `The model provider failed (HTTP ${status}); nothing was charged.`, {
+        retryAfterSeconds,
+      }),
+      true,
+    );
+  }
+  return fail(
+    new GatewayError(
+      'upstream_rejected',
+      `The model provider rejected the request (HTTP ${status}). Nothing was charged.`,
+      {
+        details: { upstream_status: status },
+      },
+    ),
+    false,
+  );
+}
+
+function classifyErrorObject(err: unknown): AttemptFailure {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'number' && code >= 400 && code < 600) return classifyStatus(code);
+  return fail(new GatewayError('upstream_error', 'The model failed; nothing was charged.'), true);
+}
+
+function badResponse(): AttemptFailure {
+  return fail(
+    new GatewayError(
+      'bad_response',
+      'The model provider answered in an unexpected shape; nothing was charged.',
+    ),
+    true,
+  );
+}
+
+function timeoutFailure(what: string): AttemptFailure {
+  return fail(
+    new GatewayError('upstream_timeout', `The model did not answer in time (${what}); nothing was charged.`),
+    true,
+  );
+}
+
+function networkFailure(e: unknown, timeoutMs: number): AttemptFailure {
+  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) {
+    return timeoutFailure(`${Math.round(timeoutMs / 1000)}s`);
+  }
+  return fail(
+    new GatewayError('upstream_error', 'The model provider could not be reached; nothing was charged.'),
+    true,
+  );
+}
