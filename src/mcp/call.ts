@@ -1,0 +1,120 @@
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
+import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
+import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { type ExecuteOptions, execute, type Outcome, type RunDeps } from '../run/execute.js';
+import type { CallRegistry } from './cancellations.js';
+import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
+
+// tools/call: translate MCP to `execute` and back. Validation, prices, holds and charges are src/run's; this
+// file only finds the action, carries the caller, the idempotency key, progress and cancellation across, and
+// shapes the result. Everything thrown is caught here so the SDK never turns an exception into output.
+
+export interface CallDeps {
+  run: RunDeps;
+  calls: CallRegistry;
+}
+
+type Params = CallToolRequest['params'];
+
+export async function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Promise<CallToolResult> {
+  const action = actionForTool(params.name);
+  // An unknown tool is a protocol error (JSON-RPC -32602), as the MCP spec asks; our wording, not the SDK's.
+  if (!action) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Unknown tool "${params.name}". tools/list lists the tools.`,
+    );
+  }
+  const principal = principalFromAuthInfo(ctx.http?.authInfo) ?? ANONYMOUS;
+  try {
+    const args = params.arguments ?? {};
+    const violation = checkJsonLimits(args, DEFAULT_JSON_LIMITS);
+    if (violation) {
+      const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';
+      return mcpErrorResult(
+        invalidInput([{ path: '', message: `the arguments are ${what} ${violation.limit}` }]),
+      );
+    }
+    const key = ctx.mcpReq._meta?.[IDEMPOTENCY_META_KEY];
+    if (key !== undefined && typeof key !== 'string') {
+      return mcpErrorResult(
+        invalidInput([{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: 'must be a string' }]),
+      );
+    }
+    const outcome = await withCancellation(deps, principal, ctx, (signal) =>
+      execute(deps.run, action.id, args, principal, {
+        idempotencyKey: key,
+        signal,
+        onProgress: progressSender(ctx),
+      }),
+    );
+    return toResult(outcome);
+  } catch (e) {
+    const error = toGatewayError(e);
+    if (error.code === 'internal') deps.run.log.error({ err: e, tool: params.name }, 'mcp tools/call failed');
+    return mcpErrorResult(error);
+  }
+}
+
+/** Success: the action's data plus `charged_cents` and `transaction_id`, as structured content and as text. */
+export function toResult(outcome: Outcome): CallToolResult {
+  if (!outcome.ok) return mcpErrorResult(outcome.error);
+  const structured: Record<string, unknown> = {
+    ...(outcome.data as Record<string, unknown>),
+    charged_cents: outcome.chargedCents,
+  };
+  if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/**
+ * The call's signal aborts on either way a client cancels: the SDK's own signal (2026 era: the response stream
+ * closed; any era: the connection dropped) and, for 2025-era clients, a `notifications/cancelled` that arrived
+ * on another stateless request (CallRegistry).
+ */
+async function withCancellation(
+  deps: CallDeps,
+  principal: Principal,
+  ctx: ServerContext,
+  run: (signal: AbortSignal) => Promise<Outcome>,
+): Promise<Outcome> {
+  if (principal.kind === 'anonymous') return run(ctx.mcpReq.signal);
+  const entry = deps.calls.begin(callerKey(principal), ctx.mcpReq.id);
+  try {
+    return await run(AbortSignal.any([ctx.mcpReq.signal, entry.signal]));
+  } finally {
+    entry.end();
+  }
+}
+
+/** Who may cancel a call: the same account through the same credential. */
+export function callerKey(p: Exclude<Principal, { kind: 'anonymous' }>): string {
+  return `${p.accountId}\u0000${principalRef(p)}`;
+}
+
+/**
+ * Forwards handler progress as `notifications/progress` when the client asked for it (sent a progressToken).
+ * Progress must increase per token, so a report that does not is dropped.
+ */
+function progressSender(ctx: ServerContext): ExecuteOptions['onProgress'] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let last = Number.NEGATIVE_INFINITY;
+  return (progress, total, message) => {
+    if (!(progress > last) || ctx.mcpReq.signal.aborted) return;
+    last = progress;
+    const params: Record<string, unknown> = { progressToken: token, progress };
+    if (total !== undefined) params.total = total;
+    if (message !== undefined) params.message = message;
+    // A lost progress notification must not fail the call.
+    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
+  };
+}

@@ -1,0 +1,166 @@
+import { requireBearerAuth } from '@modelcontextprotocol/express';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
+import type { Logger } from 'pino';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import type { RunDeps } from '../run/execute.js';
+import { CallRegistry } from './cancellations.js';
+import { mcpGuard } from './guard.js';
+import { SERVER_NAME, serverFactory } from './server.js';
+
+// The MCP door: POST /mcp for both protocol eras (2026-07-28 natively, 2025 clients served statelessly per
+// request), behind Host/Origin validation and bearer auth, plus the RFC 9728 protected-resource metadata the
+// 401 challenge points at. Middleware order: guard → bearer → body → SDK handler.
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * A coarse guard on the whole JSON-RPC body, before the SDK parses it: the tool arguments sit three levels
+ * down (`params.arguments`), and callTool checks them with the HTTP door's exact limits.
+ */
+const ENVELOPE_LIMITS = {
+  maxDepth: DEFAULT_JSON_LIMITS.maxDepth + 3,
+  maxElements: DEFAULT_JSON_LIMITS.maxElements + 64,
+};
+
+export interface McpDoorDeps {
+  run: RunDeps;
+  auth: Authenticator;
+  log: Logger;
+  version: string;
+  /** Read on use: the public URL is only known once the server listens (port 0 in tests). */
+  publicUrl: () => string;
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  maxBodyBytes: number;
+  /** Issuers listed in the protected-resource metadata; the OAuth module supplies them. */
+  authorizationServers?: () => readonly string[];
+  /** Scopes every token must carry (else 403 insufficient_scope, the scope named in the challenge). */
+  requiredScopes?: readonly string[];
+}
+
+export interface McpDoor {
+  /** Mounts /mcp and its metadata on the shared app (the composition root's `Door` shape). */
+  mount: (app: Express) => void;
+  /** Calls in flight through MCP (exposed for tests and health). */
+  calls: CallRegistry;
+  /** Releases the SDK handler; call after in-flight calls have drained. */
+  close(): Promise<void>;
+}
+
+export function createMcpDoor(deps: McpDoorDeps): McpDoor {
+  const calls = new CallRegistry();
+  const handler = createMcpHandler(serverFactory({ run: deps.run, calls, version: deps.version }), {
+    onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
+    maxRequestBodySize: deps.maxBodyBytes,
+  });
+  const node = toNodeHandler(handler, {
+    onerror: (err) => deps.log.error({ err }, 'mcp handler failed'),
+    maxRequestBodySize: deps.maxBodyBytes,
+  });
+  const resourceUrl = () => new URL(`${deps.publicUrl()}${MCP_PATH}`);
+  const requiredScopes = deps.requiredScopes ?? [];
+  const verifier = createMcpTokenVerifier(deps.auth, { resource: resourceUrl, keyScopes: requiredScopes });
+  const metadataPath = new URL(getOAuthProtectedResourceMetadataUrl(new URL(`http://x${MCP_PATH}`))).pathname;
+
+  const mount = (app: Express): void => {
+    app.get(metadataPath, (_req, res) => {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json(protectedResourceMetadata(resourceUrl(), deps.authorizationServers?.() ?? [], requiredScopes));
+    });
+    app.all(
+      MCP_PATH,
+      mcpGuard({
+        allowedHosts: deps.allowedHosts,
+        allowedOrigins: deps.allowedOrigins,
+        publicUrl: deps.publicUrl,
+      }),
+      bearer(verifier, () => getOAuthProtectedResourceMetadataUrl(resourceUrl()), requiredScopes),
+      jsonBody(deps.maxBodyBytes),
+      (req: Request, res: Response) => {
+        void node(req, res, req.body);
+      },
+    );
+  };
+
+  return { mount, calls, close: () => handler.close() };
+}
+
+/** RFC 9728 metadata for /mcp. `authorization_servers` appears once the OAuth module provides an issuer. */
+export function protectedResourceMetadata(
+  resource: URL,
+  issuers: readonly string[],
+  scopes: readonly string[] = [],
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    resource: resource.href,
+    bearer_methods_supported: ['header'],
+    resource_name: SERVER_NAME,
+  };
+  if (issuers.length > 0) doc.authorization_servers = [...issuers];
+  if (issuers.length > 0 && scopes.length > 0) doc.scopes_supported = [...scopes];
+  return doc;
+}
+
+/** The SDK's bearer middleware, rebuilt only if the public URL (and so the challenge's metadata URL) changes. */
+function bearer(
+  verifier: Parameters<typeof requireBearerAuth>[0]['verifier'],
+  metadataUrl: () => string,
+  requiredScopes: readonly string[],
+) {
+  let built: { url: string; mw: RequestHandler } | undefined;
+  return (req: Request, res: Response, next: NextFunction) => {
+    const url = metadataUrl();
+    if (built?.url !== url) {
+      built = {
+        url,
+        mw: requireBearerAuth({ verifier, resourceMetadataUrl: url, requiredScopes: [...requiredScopes] }),
+      };
+    }
+    return built.mw(req, res, next);
+  };
+}
+
+/**
+ * Parses JSON bodies here (not in the SDK) so that size, syntax and nesting limits answer as JSON-RPC errors
+ * with our wording, and so the SDK receives the parsed body instead of reading the stream again. A body
+ * with another content type is left alone; the SDK answers it 415.
+ */
+function jsonBody(maxBodyBytes: number) {
+  const parse = express.json({ limit: maxBodyBytes });
+  return (req: Request, res: Response, next: NextFunction) => {
+    parse(req, res, (err?: unknown) => {
+      if (err) {
+        const tooLarge = (err as { type?: string }).type === 'entity.too.large';
+        return rpcError(
+          res,
+          tooLarge ? 413 : 400,
+          tooLarge ? -32000 : -32700,
+          tooLarge
+            ? `The request body is larger than ${maxBodyBytes} bytes.`
+            : 'Parse error: the body is not valid JSON.',
+        );
+      }
+      const violation = checkJsonLimits(req.body, ENVELOPE_LIMITS);
+      if (violation) {
+        const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';
+        return rpcError(res, 400, -32600, `Invalid request: the body is ${what} ${violation.limit}.`);
+      }
+      next();
+    });
+  };
+}
+
+function rpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}

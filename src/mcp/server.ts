@@ -1,0 +1,77 @@
+import { type McpRequestContext, Server } from '@modelcontextprotocol/server';
+import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
+import { ANONYMOUS } from '../../auth/principal.js';
+import { catalog } from '../../catalog/index.js';
+import type { RunDeps } from '../run/execute.js';
+import { type CallDeps, callerKey, callTool } from './call.js';
+import type { CallRegistry } from './cancellations.js';
+import { RESOURCES, readResource } from './resources.js';
+import { TOOLS } from './tools.js';
+
+// The per-request server. `createMcpHandler` needs a fresh instance for every HTTP request (one instance per
+// exchange is what keeps callers apart, CVE-2026-25536), so this factory does as little as possible: the
+// low-level Server with four handlers over lists built once at module load. The high-level McpServer would
+// also validate arguments against the advertised schema with its own wording; validation is src/run's.
+
+export const SERVER_NAME = 'tollgate';
+
+const TOOL_LIST_TTL_MS = 300_000;
+
+export const INSTRUCTIONS = [
+  'tollgate sells a catalog of actions as tools (web scraping and crawling, search, property data, files, ' +
+    'media and video assembly), paid from your account balance.',
+  `Begin with ${catalog['platform/discover'].toolName} (free keyword search of the catalog) or ` +
+    `${catalog['platform/consult'].toolName} (turns a plain-English goal into ready-to-run calls with their ` +
+    'prices).',
+  "Every tool states its price in its description (also in _meta['tollgate/price']); a call is charged only " +
+    'when it succeeds, and every result reports charged_cents and transaction_id. Pass max_cost_cents to ' +
+    'refuse anything above your ceiling.',
+  "To retry safely, send the same _meta['tollgate/idempotency-key'] with the same arguments: a finished call " +
+    'is replayed, never charged twice.',
+  'Long-running work (crawls, video renders) returns a handle at once: poll it with the matching status or ' +
+    'result tool every few seconds. Never re-run a render or crawl to check on it.',
+  `Read ${'tollgate://account'} for your balance and recent charges, and ${'tollgate://catalog'} for the price list.`,
+].join('\n');
+
+export interface ServerDeps {
+  run: RunDeps;
+  calls: CallRegistry;
+  version: string;
+}
+
+export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Server {
+  const info = { name: SERVER_NAME, title: 'tollgate', version: deps.version };
+  const toolList = { tools: TOOLS as (typeof TOOLS)[number][] };
+  const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
+  const callDeps: CallDeps = { run: deps.run, calls: deps.calls };
+
+  return ({ authInfo }) => {
+    const principal = principalFromAuthInfo(authInfo) ?? ANONYMOUS;
+    const server = new Server(info, {
+      capabilities: { tools: { listChanged: false }, resources: {} },
+      instructions: INSTRUCTIONS,
+      cacheHints: {
+        'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },
+        'resources/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },
+      },
+    });
+    server.setRequestHandler('tools/list', () => toolList);
+    server.setRequestHandler('tools/call', async (request, ctx) =>
+      server.projectCallToolResult(await callTool(callDeps, request.params, ctx), undefined),
+    );
+    server.setRequestHandler('resources/list', () => resourceList);
+    server.setRequestHandler('resources/read', (request, ctx) =>
+      readResource(deps.run, request.params.uri, principal, ctx.mcpReq.signal),
+    );
+    // Stateless 2025-era serving: a cancellation arrives on its own request and instance; find the call
+    // process-wide. The SDK's own handler would only look inside this (fresh, empty) instance.
+    if (principal.kind !== 'anonymous') {
+      const caller = callerKey(principal);
+      server.setNotificationHandler('notifications/cancelled', (n) => {
+        const id = n.params.requestId;
+        if (id !== undefined) deps.calls.cancel(caller, id, n.params.reason ?? 'cancelled by the client');
+      });
+    }
+    return server;
+  };
+}

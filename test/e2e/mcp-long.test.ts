@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HandlerContext } from '../../tools/context.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { CLIENT_KINDS, connectClient } from './mcp-clients.js';
+
+// Calls that block on their upstream: progress notifications while they run, and cancellation that aborts the
+// upstream and voids the hold, in every client era. scraperC/scrape (1 cent) stands in for a slow upstream.
+
+type Behaviour = (ctx: HandlerContext) => Promise<{ raw: string }>;
+let behaviour: Behaviour = async () => ({ raw: 'ok' });
+const upstreamAborted: string[] = [];
+
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startGateway({
+    handlers: { 'scraperC/scrape': async (_input, ctx) => behaviour(ctx) },
+  });
+});
+afterAll(() => t.close());
+
+const ARGS = { url: 'https://example.com/', browser: false };
+
+/** Waits (bounded) until the account's latest transaction is no longer pending. */
+async function settled(accountId: string) {
+  for (let i = 0; i < 200; i++) {
+    const [tx] = await t.gw.ledger.transactions(accountId, 1);
+    if (tx && tx.status !== 'pending') return tx;
+    await sleep(10);
+  }
+  throw new Error('the call never settled');
+}
+
+describe.each(CLIENT_KINDS)('long calls with the %s client', (kind) => {
+  it('[mcp:progress] progress reported by the handler reaches a client that asked for it', async () => {
+    behaviour = async (ctx) => {
+      ctx.progress(1, 3, 'fetching');
+      await sleep(5);
+      ctx.progress(1, 3, 'not increasing: dropped');
+      ctx.progress(2, 3, 'parsing');
+      await sleep(5);
+      ctx.progress(3, 3, 'done');
+      return { raw: 'finished' };
+    };
+    const { key } = await t.account('1');
+    const c = await connectClient(kind, t.url, key);
+    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+    const r = await c.callTool('scraperC_scrape', ARGS, { onprogress: (p) => seen.push(p) });
+    const quiet = await c.callTool('scraperC_scrape', ARGS);
+    await c.close();
+    expect(r.structuredContent).toMatchObject({ raw: 'finished', charged_cents: 1 });
+    expect(quiet.structuredContent).toMatchObject({ raw: 'finished' });
+    expect(seen.map((p) => [p.progress, p.total, p.message])).toEqual([
+      [1, 3, 'fetching'],
+      [2, 3, 'parsing'],
+      [3, 3, 'done'],
+    ]);
+  });
+
+  it('[mcp:cancel-uncharged] [billing:charge-only-on-success] cancelling aborts the upstream and voids the hold', async () => {
+    const marker = `${kind}-${Math.random()}`;
+    behaviour = (ctx) =>
+      new Promise((resolve, reject) => {
+        ctx.progress(1, 2, 'started');
+        const timer = setTimeout(() => resolve({ raw: 'too late' }), 10_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          upstreamAborted.push(marker);
+          reject(ctx.signal.reason);
+        });
+      });
+    const { accountId, key } = await t.account('1');
+    const c = await connectClient(kind, t.url, key);
+    const abort = new AbortController();
+    const call = c.callTool('scraperC_scrape', ARGS, {
+      signal: abort.signal,
+      onprogress: () => abort.abort(),
+    });
+    await expect(call).rejects.toThrow();
+    const tx = await settled(accountId);
+    await c.close();
+    expect(upstreamAborted).toContain(marker);
+    expect(tx).toMatchObject({ status: 'failed', error_code: 'cancelled', charged_micros: 0 });
+    expect(await t.gw.ledger.balance(accountId)).toEqual({
+      balance_micros: 1_000_000,
+      held_micros: 0,
+      available_micros: 1_000_000,
+    });
+  });
+});
+
+describe('cancellation is scoped to the caller', () => {
+  it('[mcp:cancel-uncharged] another account cannot cancel a call by guessing its request id', async () => {
+    let release: (() => void) | undefined;
+    behaviour = (ctx) =>
+      new Promise((resolve, reject) => {
+        ctx.progress(1);
+        release = () => resolve({ raw: 'survived' });
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      });
+    const a = await t.account('1');
+    const b = await t.account('1');
+    const ca = await connectClient('v2-legacy', t.url, a.key);
+    let started!: () => void;
+    const progressed = new Promise<void>((r) => {
+      started = r;
+    });
+    const call = ca.callTool('scraperC_scrape', ARGS, { onprogress: () => started() });
+    await progressed;
+    // B sends the cancellation A's client would send, for every id A's client can have used so far.
+    for (let id = 0; id < 5; id++) {
+      const res = await fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${b.key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id },
+        }),
+      });
+      expect(res.status).toBe(202);
+    }
+    await sleep(20);
+    release?.();
+    const r = await call;
+    await ca.close();
+    expect(r.structuredContent).toMatchObject({ raw: 'survived', charged_cents: 1 });
+    expect((await t.gw.ledger.balance(a.accountId)).balance_micros).toBe(990_000);
+  });
+});
