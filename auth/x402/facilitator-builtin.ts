@@ -1,0 +1,63 @@
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { Network, SupportedResponse } from '@x402/core/types';
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { createWalletClient, defineChain, http, nonceManager, publicActions } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { classifyingFacilitator, type Facilitator } from './facilitator.js';
+
+// The built-in facilitator: the gateway verifies and settles payments itself with the official x402 code
+// (`x402Facilitator` + the `exact` EVM scheme of @x402/evm) against a chain RPC, paying gas from its own key.
+//
+// Parallel settlements send transactions from one account, so they would race for the account nonce (the
+// reference saw 6 of 8 fail). viem's nonce manager hands out nonces locally and in order.
+
+export interface BuiltinFacilitatorOptions {
+  network: Network;
+  chainId: number;
+  rpcUrl: string;
+  /** Pays the gas of settlements. A secret: it stays inside the viem account and is never logged. */
+  signerKey: `0x${string}`;
+  /** How long a settlement waits for its receipt; past it the outcome is unknown (and resumable). */
+  confirmationTimeoutMs: number;
+}
+
+export function builtinFacilitator(opts: BuiltinFacilitatorOptions): Facilitator & { address: string } {
+  const account = privateKeyToAccount(opts.signerKey, { nonceManager });
+  const chain = defineChain({
+    id: opts.chainId,
+    name: opts.network,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [opts.rpcUrl] } },
+  });
+  const wallet = createWalletClient({
+    account,
+    chain,
+    // One retry for a dropped connection; expected reverts are answers, not errors, and are not retried.
+    transport: http(opts.rpcUrl, { retryCount: 1, retryDelay: 100, timeout: opts.confirmationTimeoutMs }),
+    pollingInterval: 250,
+  }).extend(publicActions);
+
+  // Explicit delegation: viem's client types are wider than the signer's, and spreading the client into
+  // toFacilitatorEvmSigner does not type-check (x402-local-evm.md §5).
+  const signer = toFacilitatorEvmSigner(
+    {
+      address: account.address,
+      getCode: (a) => wallet.getCode(a),
+      readContract: (a) => wallet.readContract(a as Parameters<typeof wallet.readContract>[0]),
+      verifyTypedData: (a) => wallet.verifyTypedData(a as Parameters<typeof wallet.verifyTypedData>[0]),
+      writeContract: (a) => wallet.writeContract(a as Parameters<typeof wallet.writeContract>[0]),
+      sendTransaction: (a) => wallet.sendTransaction(a),
+      waitForTransactionReceipt: (a) => wallet.waitForTransactionReceipt(a),
+    },
+    { confirmationTimeoutMs: opts.confirmationTimeoutMs },
+  );
+  const facilitator = new x402Facilitator().register(opts.network, new ExactEvmScheme(signer));
+  const client: FacilitatorClient = {
+    verify: (p, r) => facilitator.verify(p, r),
+    settle: (p, r) => facilitator.settle(p, r),
+    getSupported: async () => facilitator.getSupported() as SupportedResponse,
+  };
+  return { ...classifyingFacilitator(client), address: account.address };
+}

@@ -1,0 +1,88 @@
+import type { FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+
+// The two questions we ask a facilitator, with every answer sorted into what the call path must do. The raw
+// clients (remote over HTTP, or the built-in one on our own RPC) only speak the x402 wire; this is where an
+// outcome becomes definite or not. The rule that matters for money: an answer we cannot read, a transport
+// error or a timeout during settlement is *unknown*, never "failed": the transfer may have happened, so the
+// payer must retry the same payment (which resumes), never be asked to pay again.
+
+export type VerifyResult =
+  | { kind: 'valid' }
+  | { kind: 'invalid'; reason: string; message: string | undefined }
+  /** The facilitator could not answer; nothing was decided and the payment is still unused. */
+  | { kind: 'unavailable'; cause: unknown };
+
+export type SettleResult =
+  | { kind: 'settled'; receipt: SettleResponse }
+  | { kind: 'failed'; receipt: SettleResponse }
+  /** The outcome is not known (yet); `receipt` carries the transaction hash when the facilitator gave one. */
+  | { kind: 'unknown'; receipt: SettleResponse | undefined; cause: unknown };
+
+export interface Facilitator {
+  verify(payment: PaymentPayload, req: PaymentRequirements): Promise<VerifyResult>;
+  settle(payment: PaymentPayload, req: PaymentRequirements): Promise<SettleResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * What of a facilitator failure may be logged: its name and first line. viem puts the request (the RPC URL,
+ * which often embeds a provider key) on later lines, and nothing here may leak the signer key or auth header.
+ */
+export function causeForLog(cause: unknown): { name: string; message: string } {
+  const e = cause instanceof Error ? cause : new Error(String(cause));
+  return { name: e.name, message: (e.message.split('\n')[0] ?? '').slice(0, 300) };
+}
+
+/** Reasons that mean "in progress" rather than "failed" (the @x402/evm facilitator's receipt-wait timeout). */
+const PENDING_REASONS = new Set(['settlement_pending']);
+
+function isVerifyResponse(v: unknown): v is VerifyResponse {
+  return typeof v === 'object' && v !== null && typeof (v as VerifyResponse).isValid === 'boolean';
+}
+
+function isSettleResponse(v: unknown): v is SettleResponse {
+  return typeof v === 'object' && v !== null && typeof (v as SettleResponse).success === 'boolean';
+}
+
+/** Wraps a wire-level facilitator client (which throws on transport errors) into definite/unknown outcomes. */
+export function classifyingFacilitator(
+  client: FacilitatorClient,
+  close: () => Promise<void> = async () => {},
+): Facilitator {
+  return {
+    async verify(payment, req) {
+      let res: unknown;
+      try {
+        res = await client.verify(payment, req);
+      } catch (cause) {
+        return { kind: 'unavailable', cause };
+      }
+      if (!isVerifyResponse(res))
+        return { kind: 'unavailable', cause: new Error('malformed verify response') };
+      if (res.isValid) return { kind: 'valid' };
+      return {
+        kind: 'invalid',
+        reason: res.invalidReason ?? 'invalid_payment',
+        message: res.invalidMessage,
+      };
+    },
+    async settle(payment, req) {
+      let res: unknown;
+      try {
+        res = await client.settle(payment, req);
+      } catch (cause) {
+        return { kind: 'unknown', receipt: undefined, cause };
+      }
+      if (!isSettleResponse(res)) {
+        return { kind: 'unknown', receipt: undefined, cause: new Error('malformed settle response') };
+      }
+      if (res.success) return { kind: 'settled', receipt: res };
+      if (PENDING_REASONS.has(res.errorReason ?? '')) {
+        return { kind: 'unknown', receipt: res, cause: new Error(res.errorReason) };
+      }
+      return { kind: 'failed', receipt: res };
+    },
+    close,
+  };
+}

@@ -1,0 +1,31 @@
+import type { X402Config } from '../../src/config.js';
+import type { Clock } from '../../src/lib/clock.js';
+import type { SqliteDb } from '../../src/lib/sqlite.js';
+import type { Facilitator } from './facilitator.js';
+import { builtinFacilitator } from './facilitator-builtin.js';
+import { remoteFacilitator } from './facilitator-remote.js';
+import { type PaymentStore, SqlitePaymentStore } from './payment-store.js';
+
+// x402 for the composition root: the facilitator the configuration names (remote, or built in on our own
+// RPC and key) and the payment store in the gateway database.
+
+export interface X402Payments {
+  config: X402Config;
+  facilitator: Facilitator;
+  payments: PaymentStore;
+}
+
+export function createX402Payments(config: X402Config, db: SqliteDb, clock: Clock): X402Payments {
+  const f = config.facilitator;
+  const facilitator =
+    f.kind === 'remote'
+      ? remoteFacilitator({ url: f.url, authHeader: f.authHeader, timeoutMs: config.facilitatorTimeoutMs })
+      : builtinFacilitator({
+          network: config.network,
+          chainId: config.chainId,
+          rpcUrl: f.rpcUrl,
+          signerKey: f.signerKey,
+          confirmationTimeoutMs: config.facilitatorTimeoutMs,
+        });
+  return { config, facilitator, payments: new SqlitePaymentStore(db, clock) };
+}

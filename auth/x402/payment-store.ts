@@ -1,0 +1,196 @@
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { Clock } from '../../src/lib/clock.js';
+import { migrate, type SqliteDb } from '../../src/lib/sqlite.js';
+
+// One row per signed x402 payment (per on-chain authorization nonce), so that one payment pays for at most
+// one call however often, and however concurrently, it is presented. The row is claimed with a single
+// INSERT on the primary key before any work: SQLite serializes writers, so exactly one presenter wins.
+//
+//   reserved ──> settling ──> settled          (the result is kept and replayed to the same presenter)
+//      │            ├──────> failed           (settlement refused: the payer must sign a new payment)
+//      │            └──────> unknown ─> settling   (outcome unknown: the same payment resumes, never a new one)
+//      └──> released ─> reserved               (nothing was collected: the payment may be presented again)
+//
+// Rows outlive the payment's validBefore by RETAIN_MS (replays of lost responses), then are purged; an
+// expired authorization can no longer move money, so forgetting its nonce is safe.
+
+export type PaymentStatus = 'reserved' | 'settling' | 'unknown' | 'settled' | 'failed' | 'released';
+
+export interface PaymentRow {
+  key: string;
+  payer: string;
+  action: string;
+  fingerprint: string;
+  status: PaymentStatus;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  /** The call's envelope, stored before settling: replayed after success, delivered when an unknown resolves. */
+  envelope: unknown;
+  receipt: SettleResponse | undefined;
+  expiresAt: number;
+}
+
+export interface NewPayment {
+  key: string;
+  payer: string;
+  action: string;
+  fingerprint: string;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  /** validBefore, ms. */
+  expiresAt: number;
+}
+
+export type ReserveResult = { kind: 'reserved' } | { kind: 'taken'; row: PaymentRow };
+
+export interface PaymentStore {
+  get(key: string): Promise<PaymentRow | undefined>;
+  /** Claims the payment for one call: new, or previously released. Otherwise returns the row as it is. */
+  reserve(p: NewPayment): Promise<ReserveResult>;
+  /** Moves `key` from `from` to `to` (and records the envelope/receipt); false if it was not in `from`. */
+  transition(
+    key: string,
+    from: PaymentStatus,
+    to: PaymentStatus,
+    fields?: { envelope?: unknown; receipt?: SettleResponse },
+  ): Promise<boolean>;
+  /** After a restart: nothing runs any more, so reserved → released and settling → unknown. */
+  recover(): Promise<{ released: number; unknown: number }>;
+  /** Forgets finished payments whose validity ended before `now - RETAIN_MS`. */
+  purge(now: number): Promise<number>;
+}
+
+export const RETAIN_MS = 24 * 3_600_000;
+
+const MIGRATIONS = [
+  `
+  CREATE TABLE x402_payments (
+    key          TEXT PRIMARY KEY,     -- network:asset:from:nonce, lower case
+    payer        TEXT NOT NULL,
+    action       TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,        -- action + body: a payment replays only the call it paid for
+    status       TEXT NOT NULL CHECK (status IN ('reserved', 'settling', 'unknown', 'settled', 'failed', 'released')),
+    payload      TEXT NOT NULL,        -- kept to resume a settlement whose outcome was unknown
+    requirements TEXT NOT NULL,
+    envelope     TEXT,
+    receipt      TEXT,
+    expires_at   INTEGER NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL
+  );
+  CREATE INDEX x402_payments_expiry ON x402_payments(expires_at) WHERE status IN ('settled', 'failed', 'released');
+  `,
+];
+
+interface DbRow {
+  key: string;
+  payer: string;
+  action: string;
+  fingerprint: string;
+  status: PaymentStatus;
+  payload: string;
+  requirements: string;
+  envelope: string | null;
+  receipt: string | null;
+  expires_at: number;
+}
+
+function toRow(r: DbRow): PaymentRow {
+  return {
+    key: r.key,
+    payer: r.payer,
+    action: r.action,
+    fingerprint: r.fingerprint,
+    status: r.status,
+    payload: JSON.parse(r.payload) as PaymentPayload,
+    requirements: JSON.parse(r.requirements) as PaymentRequirements,
+    envelope: r.envelope === null ? undefined : (JSON.parse(r.envelope) as unknown),
+    receipt: r.receipt === null ? undefined : (JSON.parse(r.receipt) as SettleResponse),
+    expiresAt: r.expires_at,
+  };
+}
+
+/**
+ * The SQLite store. Each statement is one autocommit write: better-sqlite3 is synchronous, so no transaction
+ * is held across an await, and a claim is durable (synchronous=FULL) before the call runs.
+ */
+export class SqlitePaymentStore implements PaymentStore {
+  private readonly s;
+
+  constructor(
+    db: SqliteDb,
+    private readonly clock: Clock,
+  ) {
+    migrate(db, 'x402', MIGRATIONS);
+    this.s = {
+      get: db.prepare<[string], DbRow>('SELECT * FROM x402_payments WHERE key = ?'),
+      // The conflict branch only fires for a released row: any other state belongs to someone else.
+      reserve: db.prepare(
+        `INSERT INTO x402_payments (key, payer, action, fingerprint, status, payload, requirements, expires_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET status = 'reserved', action = excluded.action,
+           fingerprint = excluded.fingerprint, payload = excluded.payload, requirements = excluded.requirements,
+           envelope = NULL, receipt = NULL, updated_at = excluded.updated_at
+         WHERE x402_payments.status = 'released'`,
+      ),
+      transition: db.prepare(
+        `UPDATE x402_payments SET status = ?, envelope = coalesce(?, envelope), receipt = coalesce(?, receipt),
+           updated_at = ? WHERE key = ? AND status = ?`,
+      ),
+      recoverReserved: db.prepare(
+        "UPDATE x402_payments SET status = 'released', updated_at = ? WHERE status = 'reserved'",
+      ),
+      recoverSettling: db.prepare(
+        "UPDATE x402_payments SET status = 'unknown', updated_at = ? WHERE status = 'settling'",
+      ),
+      purge: db.prepare(
+        "DELETE FROM x402_payments WHERE status IN ('settled', 'failed', 'released') AND expires_at < ?",
+      ),
+    };
+  }
+
+  get(key: string): Promise<PaymentRow | undefined> {
+    const r = this.s.get.get(key);
+    return Promise.resolve(r ? toRow(r) : undefined);
+  }
+
+  reserve(p: NewPayment): Promise<ReserveResult> {
+    const now = this.clock.now();
+    const changed = this.s.reserve.run(
+      p.key,
+      p.payer,
+      p.action,
+      p.fingerprint,
+      JSON.stringify(p.payload),
+      JSON.stringify(p.requirements),
+      p.expiresAt,
+      now,
+      now,
+    ).changes;
+    if (changed === 1) return Promise.resolve({ kind: 'reserved' });
+    return Promise.resolve({ kind: 'taken', row: toRow(this.s.get.get(p.key) as DbRow) });
+  }
+
+  transition(
+    key: string,
+    from: PaymentStatus,
+    to: PaymentStatus,
+    fields: { envelope?: unknown; receipt?: SettleResponse } = {},
+  ): Promise<boolean> {
+    const envelope = fields.envelope === undefined ? null : JSON.stringify(fields.envelope);
+    const receipt = fields.receipt === undefined ? null : JSON.stringify(fields.receipt);
+    const changed = this.s.transition.run(to, envelope, receipt, this.clock.now(), key, from).changes;
+    return Promise.resolve(changed === 1);
+  }
+
+  recover(): Promise<{ released: number; unknown: number }> {
+    const now = this.clock.now();
+    const released = this.s.recoverReserved.run(now).changes;
+    const unknown = this.s.recoverSettling.run(now).changes;
+    return Promise.resolve({ released, unknown });
+  }
+
+  purge(now: number): Promise<number> {
+    return Promise.resolve(this.s.purge.run(now - RETAIN_MS).changes);
+  }
+}

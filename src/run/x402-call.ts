@@ -1,0 +1,281 @@
+import type { PaymentRequirements, ResourceInfo } from '@x402/core/types';
+import { getAddress } from 'viem';
+import { ANONYMOUS, type Principal } from '../../auth/principal.js';
+import { decodePayment } from '../../auth/x402/codec.js';
+import { checkPayment, checkWindow, paymentKey, type Refusal } from '../../auth/x402/local-check.js';
+import type { PaymentRow } from '../../auth/x402/payment-store.js';
+import { challengeFor, offerFor, priceDescription } from '../../auth/x402/requirements.js';
+import { type Action, findAction } from '../../catalog/index.js';
+import { GatewayError } from '../errors.js';
+import { fingerprint } from '../lib/hash.js';
+import { centsToMicros } from '../lib/money.js';
+import { type Envelope, type ExecuteOptions, execute, type RunDeps } from './execute.js';
+import { paymentRequired } from './refusals.js';
+import {
+  type CallResult,
+  type Quote,
+  receiptMeta,
+  refusedResult,
+  settlementUnknown,
+  type X402Deps,
+  X402Gate,
+} from './x402-gate.js';
+import { recordLateSettlement } from './x402-ledger.js';
+
+// The entry point both doors call for a catalog action: it runs the call through execute, and for an anonymous
+// caller of a paid action it speaks x402 — the challenge, and a paid call's whole life:
+//
+//   decode → local checks → reserve the nonce (atomic) → [execute: verify → hold → run → settle → capture]
+//
+// Settlement happens only after the action succeeded (unless the action is configured to settle first), and
+// one signed payment pays for at most one call, however often and however concurrently it is presented: the
+// same payment with the same body gets the stored result again (a lost response is recovered without paying
+// twice), with another body it is refused.
+
+export type { CallResult, X402Deps } from './x402-gate.js';
+
+export type Transport = 'http' | 'mcp';
+
+export interface CallRequest {
+  actionId: string;
+  input: unknown;
+  /** From the Authorization header (or MCP auth); anonymous when the caller sent none. */
+  principal: Principal;
+  /**
+   * The x402 payment, if any: the PAYMENT-SIGNATURE header value, or MCP `_meta["x402/payment"]` (an object or
+   * a base64 string). Ignored when the caller has an account (it pays from its balance) or the action is free.
+   */
+  payment?: unknown;
+  /** Sets the challenge's `resource.url`: the action's URL over HTTP, `mcp://tool/{name}` over MCP. */
+  transport: Transport;
+  opts?: ExecuteOptions;
+}
+
+export async function executeCall(
+  run: RunDeps,
+  x402: X402Deps | undefined,
+  req: CallRequest,
+): Promise<CallResult> {
+  const opts = req.opts ?? {};
+  const action = findAction(req.actionId);
+  if (action?.access !== 'paid' || req.principal.kind !== 'anonymous') {
+    return { outcome: await execute(run, req.actionId, req.input, req.principal, opts) };
+  }
+  if (!x402) {
+    const outcome = await execute(run, action.id, req.input, ANONYMOUS, opts);
+    if (outcome.ok || outcome.error.code !== 'payment_required') return { outcome };
+    return { outcome: { ok: false, error: paymentRequired(action, { enabled: false }) } };
+  }
+  const offer = offerFor(x402.config, action);
+  const resource: ResourceInfo = {
+    url:
+      req.transport === 'mcp'
+        ? `mcp://tool/${action.toolName}`
+        : `${run.services.publicUrl}/api/run/${action.id}`,
+    description: priceDescription(action),
+    mimeType: 'application/json',
+  };
+  const quote: Quote = { action, offer, challenge: (error) => challengeFor(offer, resource, error) };
+
+  if (req.payment === undefined || req.payment === null || req.payment === '') {
+    // Validation first: a request that cannot run is a 400, not an invitation to pay.
+    const outcome = await execute(run, action.id, req.input, ANONYMOUS, opts);
+    if (outcome.ok || outcome.error.code !== 'payment_required') return { outcome };
+    return {
+      outcome: {
+        ok: false,
+        error: paymentRequired(action, { enabled: true, accepts: [offer.requirements] }),
+      },
+      paymentRequired: quote.challenge('Payment required'),
+    };
+  }
+  return pay(run, x402, quote, req, opts);
+}
+
+/** The payment requirements of a paid action, for advertising its x402 price (MCP tool `_meta`). */
+export function advertisedPayment(
+  x402: X402Deps | undefined,
+  actionId: string,
+): PaymentRequirements | undefined {
+  const action = findAction(actionId);
+  if (!x402 || !action || action.access !== 'paid') return undefined;
+  return offerFor(x402.config, action).requirements;
+}
+
+async function pay(
+  run: RunDeps,
+  x402: X402Deps,
+  quote: Quote,
+  req: CallRequest,
+  opts: ExecuteOptions,
+): Promise<CallResult> {
+  const { action, offer } = quote;
+  const decoded = decodePayment(req.payment);
+  if (!decoded.ok) return refusedResult(quote, { reason: 'invalid_payload', message: decoded.message });
+  const payment = decoded.payment;
+  const bad = await checkPayment(payment, offer.requirements, x402.config.chainId);
+  if (bad) return refusedResult(quote, bad);
+
+  const key = paymentKey(payment, offer.requirements);
+  const fp = fingerprint({ action: action.id, body: req.input });
+  const existing = await x402.payments.get(key);
+  const again = { input: req.input, fp, opts };
+  if (existing && existing.status !== 'released') return presentedAgain(run, x402, quote, existing, again);
+  // The window is checked only for a first presentation: a known payment is replayed or resumed even after
+  // it expired, because its money may already have moved.
+  const late = checkWindow(payment, offer, run.clock.now());
+  if (late) return refusedResult(quote, late);
+  const payer = getAddress(payment.authorization.from);
+  const claim = await x402.payments.reserve({
+    key,
+    payer,
+    action: action.id,
+    fingerprint: fp,
+    payload: payment.wire,
+    requirements: offer.requirements,
+    expiresAt: Number(payment.authorization.validBefore) * 1000,
+  });
+  if (claim.kind === 'taken') return presentedAgain(run, x402, quote, claim.row, again);
+
+  const gate = new X402Gate(run, x402, quote, key, payment);
+  return runWithGate(run, gate, action, req.input, opts);
+}
+
+async function runWithGate(
+  run: RunDeps,
+  gate: X402Gate,
+  action: Action,
+  input: unknown,
+  opts: ExecuteOptions,
+): Promise<CallResult> {
+  const principal: Principal = { kind: 'x402', accountId: gate.accountId, payer: gate.payer };
+  // The payment's nonce is the idempotency key of an x402 call; an Idempotency-Key header is not used.
+  const outcome = await execute(run, action.id, input, principal, {
+    ...opts,
+    idempotencyKey: undefined,
+    payment: gate,
+  });
+  return gate.finish(outcome);
+}
+
+const ALREADY_USED: Refusal = {
+  reason: 'payment_already_used',
+  message: 'this signed payment already paid for a different call; sign a new one',
+};
+
+/** The call presenting a known payment: its body (and the fingerprint of action + body). */
+interface Presentation {
+  input: unknown;
+  fp: string;
+  opts: ExecuteOptions;
+}
+
+/** A payment we have seen before: replay its result, resume its settlement, or refuse it. */
+async function presentedAgain(
+  run: RunDeps,
+  x402: X402Deps,
+  quote: Quote,
+  row: PaymentRow,
+  call: Presentation,
+): Promise<CallResult> {
+  if (row.fingerprint !== call.fp) return refusedResult(quote, ALREADY_USED);
+  switch (row.status) {
+    case 'reserved':
+    case 'settling':
+    case 'released': // released and re-claimed between our two reads
+      return {
+        outcome: {
+          ok: false,
+          error: new GatewayError(
+            'idempotency_in_flight',
+            'This payment is paying for a call that is still running; retry shortly with the same payment to ' +
+              'get its result.',
+            { retryAfterSeconds: 1 },
+          ),
+        },
+      };
+    case 'settled':
+      if (row.envelope === undefined) return refusedResult(quote, ALREADY_USED);
+      return { outcome: replayed(row.envelope as Envelope), ...receiptOf(row) };
+    case 'failed':
+      // Settled before an action that then failed: the money is on the payer's account as a refund owed.
+      if (row.receipt?.success) return refusedResult(quote, ALREADY_USED, row.receipt);
+      return refusedResult(
+        quote,
+        {
+          reason: row.receipt?.errorReason ?? 'settlement_failed',
+          message: 'this payment could not be settled; sign a new one',
+        },
+        row.receipt,
+      );
+    case 'unknown':
+      return resume(run, x402, quote, row, call);
+  }
+}
+
+/** Retries a settlement whose outcome was unknown; the same authorization can move money at most once. */
+async function resume(
+  run: RunDeps,
+  x402: X402Deps,
+  quote: Quote,
+  row: PaymentRow,
+  call: Presentation,
+): Promise<CallResult> {
+  if (!(await x402.payments.transition(row.key, 'unknown', 'settling'))) {
+    return presentedAgain(run, x402, quote, (await x402.payments.get(row.key)) as PaymentRow, call);
+  }
+  const decoded = decodePayment(row.payload);
+  if (!decoded.ok) throw new Error(`stored x402 payload ${row.key} does not decode`);
+  const s = await x402.facilitator.settle(row.payload, row.requirements);
+  if (s.kind === 'unknown') {
+    await x402.payments.transition(row.key, 'settling', 'unknown', s.receipt ? { receipt: s.receipt } : {});
+    return { outcome: { ok: false, error: settlementUnknown(s.receipt?.transaction || undefined) } };
+  }
+  if (s.kind === 'failed') {
+    await x402.payments.transition(row.key, 'settling', 'failed', { receipt: s.receipt });
+    return refusedResult(
+      quote,
+      { reason: s.receipt.errorReason ?? 'settlement_failed', message: 'the payment could not be settled' },
+      s.receipt,
+    );
+  }
+  if (row.envelope === undefined) {
+    // Settled before running (upfront): now run the action it paid for.
+    const gate = new X402Gate(run, x402, quote, row.key, decoded.payment, s.receipt);
+    return runWithGate(run, gate, quote.action, call.input, call.opts);
+  }
+  const envelope = row.envelope as Envelope;
+  const meta = {
+    ...receiptMeta(decoded.payment, quote.offer, s.receipt),
+    resumed_from: envelope.transaction_id,
+  };
+  let delivered = envelope;
+  try {
+    const txn = await recordLateSettlement(run, {
+      action: quote.action.id,
+      payer: row.payer,
+      priceMicros: quote.offer.priceMicros,
+      meta,
+    });
+    delivered = { ...envelope, transaction_id: txn };
+  } catch (err) {
+    run.log.error({ err, key: row.key }, 'x402 settlement confirmed but not recorded in the ledger');
+  }
+  await x402.payments.transition(row.key, 'settling', 'settled', { envelope: delivered, receipt: s.receipt });
+  return { outcome: { ...replayed(delivered), replayed: false }, paymentResponse: s.receipt };
+}
+
+function replayed(env: Envelope) {
+  return {
+    ok: true as const,
+    data: env.data,
+    chargedCents: env.charged_cents,
+    chargedMicros: centsToMicros(env.charged_cents),
+    transactionId: env.transaction_id,
+    replayed: true,
+  };
+}
+
+function receiptOf(row: PaymentRow): Pick<CallResult, 'paymentResponse'> {
+  return row.receipt ? { paymentResponse: row.receipt } : {};
+}

@@ -1,0 +1,276 @@
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import { getAddress } from 'viem';
+import type { DecodedPayment } from '../../auth/x402/codec.js';
+import { causeForLog, type Facilitator } from '../../auth/x402/facilitator.js';
+import type { Refusal } from '../../auth/x402/local-check.js';
+import type { PaymentStore } from '../../auth/x402/payment-store.js';
+import type { Offer } from '../../auth/x402/requirements.js';
+import type { Action } from '../../catalog/index.js';
+import type { X402Config } from '../config.js';
+import { GatewayError } from '../errors.js';
+import type { CallPayment, Envelope, Outcome, RunDeps } from './execute.js';
+import { paymentRequired } from './refusals.js';
+import { ensureX402Account, x402AccountId } from './x402-ledger.js';
+
+// One reserved x402 payment paying for one call: the CallPayment hook that execute drives (authorize before
+// the hold, collect after the handler succeeded), and what the doors get back once execute is done.
+//
+// Money rule: settle only after success (unless the action settles first, by configuration), never settle
+// twice, and never ask for a second payment when the outcome of a settlement is unknown.
+
+export interface X402Deps {
+  config: X402Config;
+  facilitator: Facilitator;
+  payments: PaymentStore;
+}
+
+/** What a door does with a call: the outcome, plus the x402 challenge and/or receipt to send with it. */
+export interface CallResult {
+  outcome: Outcome;
+  /** x402 challenge: HTTP 402 with PAYMENT-REQUIRED (body mirrors it); MCP an isError result carrying it. */
+  paymentRequired?: PaymentRequired;
+  /** Settlement receipt: HTTP PAYMENT-RESPONSE; MCP `_meta["x402/payment-response"]`. */
+  paymentResponse?: SettleResponse;
+}
+
+export interface Quote {
+  action: Action;
+  offer: Offer;
+  /** Builds the challenge (with the reason a payment was refused). */
+  challenge(error: string): PaymentRequired;
+}
+
+type State =
+  | 'reserved' // claimed, nothing asked yet
+  | 'refused' // the facilitator said invalid
+  | 'unavailable' // the facilitator could not answer verify
+  | 'verified' // verified and funded provisionally; the action may run
+  | 'prepaid' // settled before running (upfront)
+  | 'settled'
+  | 'settle_failed'
+  | 'unknown';
+
+export function refusedResult(quote: Quote, refusal: Refusal, receipt?: SettleResponse): CallResult {
+  const error = paymentRequired(quote.action, {
+    enabled: true,
+    accepts: [quote.offer.requirements],
+    refused: refusal,
+  });
+  const result: CallResult = {
+    outcome: { ok: false, error },
+    paymentRequired: quote.challenge(refusal.reason),
+  };
+  if (receipt) result.paymentResponse = receipt;
+  return result;
+}
+
+export function settlementUnknown(transaction: string | undefined): GatewayError {
+  return new GatewayError(
+    'payment_settlement_unknown',
+    'The settlement of your x402 payment is not confirmed yet. Retry the same request with the same payment in ' +
+      'a few seconds (do not sign a new one): it resumes the settlement and returns the result; nothing is ' +
+      'charged twice.',
+    { retryAfterSeconds: 5, details: transaction ? { transaction } : {} },
+  );
+}
+
+export function receiptMeta(payment: DecodedPayment, offer: Offer, receipt: SettleResponse) {
+  return {
+    x402: {
+      payer: getAddress(payment.authorization.from),
+      network: offer.requirements.network,
+      asset: offer.requirements.asset,
+      amount: offer.requirements.amount,
+      transaction: receipt.transaction,
+      nonce: payment.authorization.nonce,
+    },
+  };
+}
+
+export class X402Gate implements CallPayment {
+  private state: State = 'reserved';
+  private receipt: SettleResponse | undefined;
+  private refusal: Refusal | undefined;
+
+  constructor(
+    private readonly run: RunDeps,
+    private readonly x402: X402Deps,
+    private readonly quote: Quote,
+    private readonly key: string,
+    private readonly payment: DecodedPayment,
+    /** A settlement already confirmed before the call (a resumed upfront payment). */
+    prepaid?: SettleResponse,
+  ) {
+    if (prepaid) {
+      this.state = 'prepaid';
+      this.receipt = prepaid;
+    }
+  }
+
+  /** Checksummed, whatever case the payer wrote it in. */
+  get payer(): string {
+    return getAddress(this.payment.authorization.from);
+  }
+
+  get accountId(): string {
+    return x402AccountId(this.payer);
+  }
+
+  private refuse(refusal: Refusal): GatewayError {
+    this.refusal = refusal;
+    return paymentRequired(this.quote.action, {
+      enabled: true,
+      accepts: [this.quote.offer.requirements],
+      refused: refusal,
+    });
+  }
+
+  async authorize(): Promise<{ micros: number; memo: string } | undefined> {
+    const { offer } = this.quote;
+    if (offer.upfront) return this.settleFirst();
+    const v = await this.x402.facilitator.verify(this.payment.wire, offer.requirements);
+    if (v.kind === 'invalid') {
+      this.state = 'refused';
+      throw this.refuse({ reason: v.reason, message: v.message ?? 'the facilitator refused the payment' });
+    }
+    if (v.kind === 'unavailable') {
+      this.state = 'unavailable';
+      this.run.log.warn({ cause: causeForLog(v.cause) }, 'x402 facilitator verify failed');
+      throw new GatewayError(
+        'upstream_unavailable',
+        'The x402 facilitator could not verify the payment right now. It was not used and nothing was charged; ' +
+          'retry with the same payment.',
+        { retryAfterSeconds: 2 },
+      );
+    }
+    await ensureX402Account(this.run.ledger, this.payer);
+    this.state = 'verified';
+    return {
+      micros: offer.priceMicros,
+      memo: `x402 payment ${this.payment.authorization.nonce} by ${this.payer} (verified; collected on success)`,
+    };
+  }
+
+  /** The "upfront" flow: the money moves before the action runs, and is on the account before the hold. */
+  private async settleFirst(): Promise<undefined> {
+    if (this.state !== 'prepaid') {
+      if (!(await this.x402.payments.transition(this.key, 'reserved', 'settling'))) {
+        throw new GatewayError('internal', 'The x402 payment record changed under the call.');
+      }
+      const s = await this.x402.facilitator.settle(this.payment.wire, this.quote.offer.requirements);
+      if (s.kind === 'failed') {
+        this.state = 'settle_failed';
+        this.receipt = s.receipt;
+        await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
+        throw this.refuse({
+          reason: s.receipt.errorReason ?? 'settlement_failed',
+          message: 'the payment could not be settled',
+        });
+      }
+      if (s.kind === 'unknown') {
+        this.state = 'unknown';
+        this.run.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 settlement outcome unknown');
+        await this.x402.payments.transition(this.key, 'settling', 'unknown', receiptField(s.receipt));
+        throw settlementUnknown(s.receipt?.transaction || undefined);
+      }
+      this.state = 'prepaid';
+      this.receipt = s.receipt;
+    }
+    const accountId = await ensureX402Account(this.run.ledger, this.payer);
+    // Settled money is real: it is credited for good, and stays there as a refund owed if the action fails.
+    await this.run.ledger.credit(
+      accountId,
+      this.quote.offer.priceMicros,
+      `x402 payment settled in ${this.receipt?.transaction} by ${this.payer} (before running)`,
+    );
+    return undefined;
+  }
+
+  async collect(envelope: Envelope): Promise<Record<string, unknown>> {
+    const { offer } = this.quote;
+    if (this.state === 'prepaid') {
+      const receipt = this.receipt as SettleResponse;
+      await this.x402.payments.transition(this.key, 'settling', 'settled', { envelope, receipt });
+      this.state = 'settled';
+      return receiptMeta(this.payment, offer, receipt);
+    }
+    // The result is stored first, so an unknown settlement can deliver it later without running again.
+    if (!(await this.x402.payments.transition(this.key, 'reserved', 'settling', { envelope }))) {
+      throw new GatewayError('internal', 'The x402 payment record changed under the call.');
+    }
+    const s = await this.x402.facilitator.settle(this.payment.wire, offer.requirements);
+    if (s.kind === 'settled') {
+      this.state = 'settled';
+      this.receipt = s.receipt;
+      await this.x402.payments.transition(this.key, 'settling', 'settled', { receipt: s.receipt });
+      return receiptMeta(this.payment, offer, s.receipt);
+    }
+    if (s.kind === 'failed') {
+      this.state = 'settle_failed';
+      this.receipt = s.receipt;
+      await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
+      throw this.refuse({
+        reason: s.receipt.errorReason ?? 'settlement_failed',
+        message: 'the payment could not be settled, so the result is withheld',
+      });
+    }
+    this.state = 'unknown';
+    this.run.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 settlement outcome unknown');
+    await this.x402.payments.transition(this.key, 'settling', 'unknown', receiptField(s.receipt));
+    throw settlementUnknown(s.receipt?.transaction || undefined);
+  }
+
+  /** After execute: settle the payment record's fate from how far the call got, and build the door's result. */
+  async finish(outcome: Outcome): Promise<CallResult> {
+    switch (this.state) {
+      case 'reserved':
+      case 'unavailable':
+      case 'verified':
+        // Nothing was collected (refused before running, facilitator down, or the action failed): the payment
+        // is unused and may be presented again.
+        await this.x402.payments.transition(this.key, 'reserved', 'released');
+        return { outcome };
+      case 'refused':
+        await this.x402.payments.transition(this.key, 'reserved', 'released');
+        return { outcome, paymentRequired: this.quote.challenge(this.refusal?.reason ?? 'invalid_payment') };
+      case 'settle_failed':
+        return {
+          outcome,
+          paymentRequired: this.quote.challenge(this.refusal?.reason ?? 'settlement_failed'),
+          ...(this.receipt ? { paymentResponse: this.receipt } : {}),
+        };
+      case 'unknown':
+        return { outcome };
+      case 'settled':
+        return { outcome, ...(this.receipt ? { paymentResponse: this.receipt } : {}) };
+      case 'prepaid':
+        return this.prepaidButFailed(outcome);
+    }
+  }
+
+  /** Settled before running, then the action failed: the money stays on the payer's account as a refund owed. */
+  private async prepaidButFailed(outcome: Outcome): Promise<CallResult> {
+    const receipt = this.receipt as SettleResponse;
+    if (outcome.ok) return { outcome, paymentResponse: receipt }; // collect() marks success; not reached
+    await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt });
+    this.run.log.error(
+      { account: this.accountId, transaction: receipt.transaction, code: outcome.error.code },
+      'x402 payment settled before an action that failed: refund owed',
+    );
+    const e = outcome.error;
+    const error = new GatewayError(
+      e.code,
+      `${e.message} Your x402 payment was settled before the action ran (transaction ${receipt.transaction}); ` +
+        `it is recorded as a refund owed on account ${this.accountId}.`,
+      {
+        details: { ...e.details, refund_owed_account: this.accountId, transaction: receipt.transaction },
+        ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+      },
+    );
+    return { outcome: { ...outcome, error }, paymentResponse: receipt };
+  }
+}
+
+function receiptField(receipt: SettleResponse | undefined): { receipt?: SettleResponse } {
+  return receipt ? { receipt } : {};
+}

@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import {
+  type Abi,
+  type Address,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  nonceManager,
+  publicActions,
+} from 'viem';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+
+// A real EVM on 127.0.0.1 for x402 tests: anvil from the npm package @foundry-rs/anvil (the binary ships inside
+// its platform package), chain id 8453 like Base, with a USDC look-alike (test/fakes/evm/MockUSDC.sol) placed
+// at Base's real USDC address, so the gateway's production x402 defaults run unchanged. One chain per test file.
+
+export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** anvil's well-known dev account #0 (10 000 ETH): the facilitator's gas payer in tests. Not a secret. */
+export const DEV_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+
+interface Artifact {
+  abi: Abi;
+  runtime: Hex;
+}
+const ARTIFACTS = JSON.parse(
+  readFileSync(join(import.meta.dirname, '..', 'fakes', 'evm', 'artifacts.json'), 'utf8'),
+) as { contracts: { MockUSDC: Artifact; MiniMulticall3: Artifact } };
+export const USDC_ABI = ARTIFACTS.contracts.MockUSDC.abi;
+
+export interface TestChain {
+  rpcUrl: string;
+  chainId: number;
+  usdc: Address;
+  /** Mints test USDC (atomic units) to an address and waits for the receipt. */
+  mint(to: Address, amount: bigint): Promise<void>;
+  balanceOf(address: Address): Promise<bigint>;
+  /** Gives an address ETH for gas (anvil_setBalance). */
+  setEthBalance(address: Address, wei: bigint): Promise<void>;
+  /** Number of Transfer events of the token from `from` so far (counts on-chain payments). */
+  transfersFrom(from: Address): Promise<number>;
+  /** A token transfer sent by `from` itself (needs ETH for gas: setEthBalance). */
+  transferAs(from: PrivateKeyAccount, to: Address, amount: bigint): Promise<void>;
+  /** Automine on/off: off, transactions wait in the mempool until mine() (settlement outcomes go unknown). */
+  setAutomine(on: boolean): Promise<void>;
+  mine(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return createRequire(import.meta.url).resolve(`@foundry-rs/anvil-${process.platform}-${arch}/bin/anvil`);
+}
+
+function waitForListening(proc: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const m = /Listening on (\S+)/.exec(seen);
+      if (m) {
+        proc.stdout?.off('data', onData);
+        // Keep draining: anvil logs every RPC method, and a full pipe would block it.
+        proc.stdout?.resume();
+        resolve(`http://${m[1]}`);
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`anvil exited with ${code} before listening: ${seen}`)));
+    proc.once('error', reject);
+  });
+}
+
+export async function startChain(chainId = 8453): Promise<TestChain> {
+  const proc = spawn(
+    anvilBinary(),
+    ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--accounts', '2'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const rpcUrl = await waitForListening(proc);
+  const chain = defineChain({
+    id: chainId,
+    name: `anvil-${chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const client = createWalletClient({
+    account: privateKeyToAccount(DEV_KEY, { nonceManager }),
+    chain,
+    // Expected reverts must not be retried (viem's default retries turn each into seconds).
+    transport: http(rpcUrl, { retryCount: 0 }),
+    pollingInterval: 50,
+  }).extend(publicActions);
+  // The dev key mints; a separate funder account would only add set-up.
+  await client.request({
+    method: 'anvil_setCode' as never,
+    params: [BASE_USDC, ARTIFACTS.contracts.MockUSDC.runtime] as never,
+  });
+  await client.request({
+    method: 'anvil_setCode' as never,
+    params: [MULTICALL3, ARTIFACTS.contracts.MiniMulticall3.runtime] as never,
+  });
+
+  return {
+    rpcUrl,
+    chainId,
+    usdc: BASE_USDC,
+    async mint(to, amount) {
+      const hash = await client.writeContract({
+        address: BASE_USDC,
+        abi: USDC_ABI,
+        functionName: 'mint',
+        args: [to, amount],
+      });
+      await client.waitForTransactionReceipt({ hash });
+    },
+    async balanceOf(address) {
+      return (await client.readContract({
+        address: BASE_USDC,
+        abi: USDC_ABI,
+        functionName: 'balanceOf',
+        args: [address],
+      })) as bigint;
+    },
+    async setEthBalance(address, wei) {
+      await client.request({
+        method: 'anvil_setBalance' as never,
+        params: [address, `0x${wei.toString(16)}`] as never,
+      });
+    },
+    async transfersFrom(from) {
+      const logs = await client.getContractEvents({
+        address: BASE_USDC,
+        abi: USDC_ABI,
+        eventName: 'Transfer',
+        args: { from },
+        fromBlock: 0n,
+      });
+      return logs.length;
+    },
+    async transferAs(from, to, amount) {
+      const own = createWalletClient({ account: from, chain, transport: http(rpcUrl, { retryCount: 0 }) });
+      const hash = await own.writeContract({
+        address: BASE_USDC,
+        abi: USDC_ABI,
+        functionName: 'transfer',
+        args: [to, amount],
+      });
+      await client.waitForTransactionReceipt({ hash });
+    },
+    async setAutomine(on) {
+      await client.request({ method: 'evm_setAutomine' as never, params: [on] as never });
+    },
+    async mine() {
+      await client.request({ method: 'evm_mine' as never, params: [] as never });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
