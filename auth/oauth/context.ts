@@ -1,0 +1,28 @@
+import type Provider from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { Ledger } from '../../src/ledger/types.js';
+import type { FederatedLogin } from './federated.js';
+import type { AttemptLimiter, Csrf } from './guard.js';
+import type { OAuthStore } from './store.js';
+
+// What the sign-in and consent routes share.
+
+export interface InteractionDeps {
+  provider: () => Provider;
+  store: OAuthStore;
+  ledger: Ledger;
+  csrf: Csrf;
+  limiter: AttemptLimiter;
+  federated: FederatedLogin | undefined;
+  publicUrl: () => string;
+  basePath: () => string;
+  secure: () => boolean;
+  log: Logger;
+}
+
+/** Our part of the login result: which API key signed in (the library keeps unknown result keys as they are). */
+export const SIGN_IN = 'tollgate_sign_in';
+
+export function cookiePolicy(d: InteractionDeps) {
+  return { secure: d.secure(), basePath: d.basePath() };
+}

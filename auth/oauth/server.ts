@@ -1,0 +1,203 @@
+import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type Provider from 'oidc-provider';
+import type { Logger } from 'pino';
+import type { OAuthConfig } from '../../src/config.js';
+import type { Ledger } from '../../src/ledger/types.js';
+import type { SqliteDb } from '../../src/lib/sqlite.js';
+import type { TokenVerifier } from '../authenticator.js';
+import type { InteractionDeps } from './context.js';
+import { FEDERATED_CALLBACK_PATH, FederatedLogin } from './federated.js';
+import { federatedCallback } from './federated-routes.js';
+import { AttemptLimiter, Csrf, clientIp } from './guard.js';
+import { interactionRoutes } from './interactions.js';
+import { loadSecrets, type OAuthSecrets } from './keys.js';
+import { AS_ROUTES, buildProvider, INTERACTION_PATH } from './provider.js';
+import { OAuthStore } from './store.js';
+import { createOAuthTokenVerifier } from './verifier.js';
+
+// tollgate's OAuth 2.1 authorization server for MCP hosts, mounted in the gateway: the issuer is the public URL,
+// discovery sits at the root well-known paths (where MCP clients look for an issuer without a path), the
+// library's endpoints under /oauth, our sign-in and consent pages under /oauth/interaction. Its verifier lets
+// /mcp accept the access tokens it issues.
+
+export interface AuthorizationServerDeps {
+  db: SqliteDb;
+  ledger: Ledger;
+  log: Logger;
+  /** Read on use: tests learn the public URL only once the server listens. */
+  publicUrl: () => string;
+  /** The protected resource's URL (the /mcp endpoint), the only audience of the tokens issued here. */
+  resource: () => string;
+  /** Browser origins besides loopback (TOLLGATE_ALLOWED_ORIGINS) that may register clients (CORS). */
+  allowedOrigins: readonly string[];
+  config: OAuthConfig;
+}
+
+export interface AuthorizationServer {
+  mount(app: Express): void;
+  /** Verifies this server's access tokens (for the MCP door's Authenticator). */
+  verifier: TokenVerifier;
+  /** The issuer identifier, for the protected-resource metadata's `authorization_servers`. */
+  issuer(): string;
+  /** The library instance for the current public URL (built on first use). */
+  provider(): Provider;
+  store: OAuthStore;
+  close(): void;
+}
+
+const DISCOVERY_PATHS = new Set([
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+]);
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+/** Paths the library answers: discovery and /oauth/*, except our own pages and the upstream callback. */
+function isProviderPath(path: string): boolean {
+  if (DISCOVERY_PATHS.has(path)) return true;
+  return (
+    path.startsWith('/oauth/') &&
+    !path.startsWith(`${INTERACTION_PATH}/`) &&
+    path !== INTERACTION_PATH &&
+    path !== FEDERATED_CALLBACK_PATH
+  );
+}
+
+export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<AuthorizationServer> {
+  const lib = await import('oidc-provider');
+  const store = new OAuthStore(deps.db);
+  // Loaded (generated, the first time ever: an RSA key takes ~0.2 s) on the first OAuth request, not at start.
+  let loaded: OAuthSecrets | undefined;
+  const secrets = () => {
+    loaded ??= loadSecrets(store, deps.config.cookieSecret);
+    return loaded;
+  };
+  const log = deps.log;
+  const issuer = () => deps.publicUrl();
+  const secure = () => issuer().startsWith('https:');
+  const basePath = () => new URL(issuer()).pathname.replace(/\/+$/, '');
+
+  // Built lazily, and again only if the public URL changes (it is fixed in production; tests learn it late).
+  let built: { key: string; provider: Provider; handle: (req: Request, res: Response) => void } | undefined;
+  const current = () => {
+    const key = `${issuer()}\u0000${deps.resource()}`;
+    if (built?.key !== key) {
+      const provider = buildProvider(lib, {
+        issuer: issuer(),
+        resource: deps.resource(),
+        basePath: basePath(),
+        secure: secure(),
+        store,
+        secrets: secrets(),
+        ledger: deps.ledger,
+        log,
+        accessTokenTtlSeconds: deps.config.accessTokenTtlSeconds,
+        refreshTokenTtlSeconds: deps.config.refreshTokenTtlSeconds,
+      });
+      const callback = provider.callback();
+      built = { key, provider, handle: (req, res) => void callback(req, res) };
+    }
+    return built;
+  };
+  const provider = () => current().provider;
+
+  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
+  const upstream = deps.config.upstream;
+  const federated = upstream
+    ? new FederatedLogin({
+        upstream,
+        store,
+        ledger: deps.ledger,
+        welcomeCreditMicros: deps.config.welcomeCreditMicros,
+        log,
+      })
+    : undefined;
+  const csrfPolicy = {
+    get secure() {
+      return secure();
+    },
+    get basePath() {
+      return basePath();
+    },
+  };
+  const interactionDeps: InteractionDeps = {
+    provider,
+    store,
+    ledger: deps.ledger,
+    csrf: new Csrf(() => secrets().formKey, csrfPolicy),
+    limiter,
+    federated,
+    publicUrl: issuer,
+    basePath,
+    secure,
+    log,
+  };
+
+  /**
+   * Browser-based hosts (MCP Inspector's web UI) register from their page, which needs CORS; the library has
+   * none on this endpoint. Loopback origins and TOLLGATE_ALLOWED_ORIGINS only, without credentials. (The token
+   * and revocation endpoints have the library's own: a public client's redirect-URI origin.)
+   */
+  const corsOrigins = () => {
+    const own = new URL(issuer()).hostname;
+    return [...localhostAllowedOrigins(), own, ...deps.allowedOrigins.map(hostnameOf)];
+  };
+  function registrationCors(req: Request, res: Response): boolean {
+    if (!req.headers.origin || !validateOriginHeader(req.headers.origin, corsOrigins()).ok) return false;
+    res.setHeader('Access-Control-Allow-Origin', req.headers.origin);
+    res.setHeader('Vary', 'Origin');
+    if (req.method !== 'OPTIONS') return false;
+    res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    res.setHeader('Access-Control-Allow-Headers', 'content-type, accept, mcp-protocol-version');
+    res.setHeader('Access-Control-Max-Age', '600');
+    res.status(204).end();
+    return true;
+  }
+
+  const purge = setInterval(() => {
+    try {
+      store.purgeExpired();
+    } catch (err) {
+      log.error({ err }, 'oauth purge failed');
+    }
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+
+  return {
+    store,
+    issuer,
+    provider,
+    verifier: createOAuthTokenVerifier({ provider, store, ledger: deps.ledger, resource: deps.resource }),
+    mount(app: Express) {
+      // Before every other door, so no body parser of theirs ever reads the library's requests.
+      app.use((req: Request, res: Response, next: NextFunction) => {
+        if (!isProviderPath(req.path)) return next();
+        if (req.path === AS_ROUTES.registration && registrationCors(req, res)) return;
+        // Registration is open to anyone (RFC 7591, as MCP hosts need): bound it per client IP.
+        if (req.method === 'POST' && req.path === AS_ROUTES.registration) {
+          const wait = limiter.take(`register:${clientIp(req, secure())}`);
+          if (wait !== undefined) {
+            res.setHeader('Retry-After', String(wait));
+            res.status(429).json({ error: 'rate_limited', error_description: 'Too many registrations.' });
+            return;
+          }
+        }
+        current().handle(req, res);
+      });
+      app.use(INTERACTION_PATH, interactionRoutes(interactionDeps));
+      app.get(FEDERATED_CALLBACK_PATH, federatedCallback(interactionDeps));
+    },
+    close() {
+      clearInterval(purge);
+    },
+  };
+}
+
+/** An origin URL or a bare host → its hostname (the SDK's Origin validation compares hostnames). */
+function hostnameOf(entry: string): string {
+  try {
+    return new URL(entry.includes('://') ? entry : `http://${entry}`).hostname;
+  } catch {
+    return entry.toLowerCase();
+  }
+}
