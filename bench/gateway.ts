@@ -30,7 +30,10 @@ export interface GatewayProcess {
 }
 
 /** Starts `tollgate serve` in a child process on a fresh data dir with a funded account. */
-export async function startGatewayProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<GatewayProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
   const acct = await ledger.createAccount({ name: 'bench' });
@@ -46,6 +49,8 @@ export async function startGatewayProcess(env: Record<string, string> = {}, node
       TOLLGATE_PORT: '0',
       TOLLGATE_FETCH_ALLOW: '127.0.0.1',
       TOLLGATE_LOG_LEVEL: 'info',
+      // One account drives the whole load; the per-account limit would measure itself.
+      TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -6,7 +6,14 @@ import type { BenchModule } from './types.js';
 // `npm run bench` runs every module and writes docs/benchmarks.md; `npm run bench -- <id> …` runs only those
 // and replaces their sections, leaving the others as they were.
 
-const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {};
+const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
+  gateway: () => import('./gateway.js'),
+  llm: () => import('./llm.js'),
+  ledger: () => import('./ledger.js'),
+  mcp: () => import('./mcp.js'),
+  x402: () => import('./x402.js'),
+  web: () => import('./web.js'),
+};
 
 const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
 

@@ -49,6 +49,16 @@ export interface ActionSpec<
   timeoutMs?: number;
   /** The other half of a start + poll pair, by action id. */
   pollWith?: string;
+  /**
+   * A start action whose work finishes later (a render, a crawl, an extract job): the output field that holds
+   * the handle its poll action takes. If a poll later reports that work failed, this call's charge is refunded.
+   */
+  jobHandle?: string;
+  /**
+   * A poll action: the start action it polls, the input field carrying the handle, and when the polled work
+   * counts as failed (then the start call is refunded, once). Pure: it reads the poll's output only.
+   */
+  refundsStart?: { start: string; handleField: string; failed: (output: Record<string, unknown>) => boolean };
   /** Example request body, shown in descriptors; the contract test checks it validates. */
   example: z.input<I>;
   /** Extra search words for platform/discover and consult. */
@@ -60,13 +70,15 @@ export interface Action<
   A extends string = string,
   I extends z.ZodObject = z.ZodObject,
   O extends z.ZodObject = z.ZodObject,
-> extends Required<Omit<ActionSpec<S, A, I, O>, 'pollWith' | 'keywords'>> {
+> extends Required<Omit<ActionSpec<S, A, I, O>, 'pollWith' | 'keywords' | 'jobHandle' | 'refundsStart'>> {
   id: `${S}/${A}`;
   /** MCP tool name: `${service}_${action}`. */
   toolName: `${S}_${A}`;
   /** Summary plus the price sentence; what agents read. */
   description: string;
   pollWith: string | undefined;
+  jobHandle: string | undefined;
+  refundsStart: ActionSpec['refundsStart'];
   keywords: readonly string[];
 }
 
@@ -90,6 +102,8 @@ export function defineAction<
     access,
     timeoutMs: spec.timeoutMs ?? 60_000,
     pollWith: spec.pollWith,
+    jobHandle: spec.jobHandle,
+    refundsStart: spec.refundsStart,
     keywords: spec.keywords ?? [],
   };
 }

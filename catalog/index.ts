@@ -1,10 +1,24 @@
 import type { Action } from './define.js';
+import { files } from './files.js';
+import { mediastage } from './mediastage.js';
 import { platform } from './platform.js';
+import { propdata } from './propdata.js';
+import { propstats } from './propstats.js';
+import { scraperA } from './scraperA.js';
+import { scraperB } from './scraperB.js';
 import { scraperC } from './scraperC.js';
+import { videoasm } from './videoasm.js';
 
 // The registry, in spec §4 order (MCP lists tools in this order).
 export const catalog = {
+  ...mediastage,
+  ...videoasm,
   ...platform,
+  ...files,
+  ...propstats,
+  ...propdata,
+  ...scraperA,
+  ...scraperB,
   ...scraperC,
 } as const;
 

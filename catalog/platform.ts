@@ -225,7 +225,10 @@ export const transactions = defineAction({
           id: z.string().describe('Transaction id.'),
           created_at: z.string().describe('When the call started (ISO 8601).'),
           action: z.string().describe('Action id.'),
-          status: z.enum(['pending', 'succeeded', 'failed']).describe('Outcome.'),
+          status: z
+            .enum(['pending', 'succeeded', 'failed', 'refunded'])
+            .describe('Outcome; refunded when the work it started failed later.'),
+          refunded_cents: z.number().int().describe('Refunded, in cents.'),
           price_cents: z.number().int().describe('Quoted price in cents.'),
           charged_cents: z.number().int().describe('Charged, in cents (0 unless it succeeded).'),
           charged_micros: z.number().int().describe('Charged, in micro-USD.'),

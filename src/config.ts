@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseUsdToMicros } from './lib/money.js';
 
 // One schema over every TOLLGATE_* variable, parsed once at start-up. A bad value stops the process with
 // every problem listed (not just the first). `.env.example` lists the same variables; a contract test keeps
@@ -14,6 +15,10 @@ const list = z.string().transform((s) =>
     .filter(Boolean),
 );
 const usd = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a USD amount such as 2 or 0.35');
+const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address')
+  .transform((s) => s as `0x${string}`);
 
 /** Vendor groups of DESIGN.md: `TOLLGATE_<VENDOR>_API_KEY` / `_BASE_URL`. */
 export const VENDORS = {
@@ -52,16 +57,104 @@ export const envSchema = z.object({
   TOLLGATE_UPSTREAM_TIMEOUT_SECONDS: int(1, 600).default(60),
   /** Graceful shutdown: how long in-flight calls may take to finish before their holds are voided. */
   TOLLGATE_SHUTDOWN_GRACE_SECONDS: int(0, 600).default(30),
+  /** Calls per second each account may make on average (0 disables the limit), and the burst allowed. */
+  TOLLGATE_RATE_LIMIT_PER_SECOND: int(0, 100_000).default(50),
+  TOLLGATE_RATE_LIMIT_BURST: int(1, 1_000_000).default(100),
   /** Hosts (and host:port) accepted in the Host header of /mcp, besides the public URL's and loopback. */
   TOLLGATE_ALLOWED_HOSTS: list.default([]),
   /** Origins accepted for browser clients of /mcp (e.g. MCP Inspector's web UI). */
   TOLLGATE_ALLOWED_ORIGINS: list.default([]),
   /** Hosts/CIDRs the SSRF guard lets through (tests, intranets). Empty: loopback and private ranges refused. */
   TOLLGATE_FETCH_ALLOW: list.default([]),
+  // ---- the built-in web engine (scraperA/B/C without a vendor; docs/decisions.md "Web engine") ----
+  /** Per scraper group: auto (vendor when its key is set, else built-in), vendor (never built-in), builtin. */
+  TOLLGATE_SCRAPERA_ENGINE: z.enum(['auto', 'vendor', 'builtin']).default('auto'),
+  TOLLGATE_SCRAPERB_ENGINE: z.enum(['auto', 'vendor', 'builtin']).default('auto'),
+  TOLLGATE_SCRAPERC_ENGINE: z.enum(['auto', 'vendor', 'builtin']).default('auto'),
+  /** Headless Chromium for JavaScript rendering and screenshots (Debian's `chromium` package). */
+  TOLLGATE_CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  /** Pages rendered in the browser at once. */
+  TOLLGATE_BROWSER_CONCURRENCY: int(1, 64).default(2),
+  /** Largest page the engine downloads, bytes (larger → 422, not charged). */
+  TOLLGATE_FETCH_MAX_BYTES: int(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
+  /** Crawl politeness: fetches at once per host, and the least time between two requests to one host, ms. */
+  TOLLGATE_CRAWL_CONCURRENCY: int(1, 32).default(2),
+  TOLLGATE_CRAWL_DELAY_MS: int(0, 60_000).default(250),
+  /** Most pages of one crawl (scraperA's limit and Firecrawl crawls are capped to it). */
+  TOLLGATE_CRAWL_MAX_PAGES: int(1, 100_000).default(1000),
+  /** Crawls running at once; more wait their turn (still `scraping`). */
+  TOLLGATE_CRAWL_MAX_JOBS: int(1, 256).default(4),
+  /** scraperB/extract answers inline when done within this many seconds, else { id, status: processing }. */
+  TOLLGATE_EXTRACT_INLINE_SECONDS: int(0, 110).default(25),
   /** Credit given to the operator account created by the first `serve`, USD. */
   TOLLGATE_OPERATOR_CREDIT_USD: usd.default('0'),
   /** Credit given to accounts created by sign-in (spec §5: 2 USD welcome credit once a card is on file). */
   TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
+  /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
+  TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
+  // through an upstream OpenID Connect provider when TOLLGATE_OIDC_ISSUER is set.
+  /** Lifetime of an OAuth access token; hosts refresh it with their (rotating) refresh token. */
+  TOLLGATE_OAUTH_ACCESS_TOKEN_TTL_SECONDS: int(60, 86_400).default(900),
+  /** A refresh token unused this long expires (each use rotates it and restarts the clock). */
+  TOLLGATE_OAUTH_REFRESH_TOKEN_TTL_SECONDS: int(3600, 365 * 86_400).default(30 * 86_400),
+  /** Signs the sign-in cookies. Unset: one is generated once and kept in the database. */
+  TOLLGATE_OAUTH_COOKIE_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  /** Sign-in attempts (and client registrations) per client IP per minute; beyond it 429. */
+  TOLLGATE_OAUTH_SIGNIN_ATTEMPTS_PER_MINUTE: int(1, 10_000).default(10),
+  /** Upstream OpenID Connect provider for "Sign in with …" (first sign-in creates the account). */
+  TOLLGATE_OIDC_ISSUER: url.optional(),
+  TOLLGATE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  /** A secret; never logged. Unset: the gateway is a public client of the upstream (PKCE only). */
+  TOLLGATE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Label of the upstream sign-in button; default: the issuer's host name. */
+  TOLLGATE_OIDC_NAME: z.string().min(1).max(60).optional(),
+  // x402 (README "Pay with x402"): off, API keys only, until a pay-to address is set. Keys/headers are secrets.
+  TOLLGATE_X402_PAY_TO: evmAddress.optional(),
+  TOLLGATE_X402_NETWORK: z
+    .string()
+    .regex(/^eip155:[1-9]\d{0,11}$/, 'CAIP-2, e.g. eip155:8453')
+    .default('eip155:8453'),
+  /** Token (a 6-decimal USD stablecoin with EIP-3009) and its EIP-712 domain; default: the network's USDC. */
+  TOLLGATE_X402_ASSET: evmAddress.optional(),
+  TOLLGATE_X402_ASSET_NAME: z.string().min(1).max(100).optional(),
+  TOLLGATE_X402_ASSET_VERSION: z.string().min(1).max(20).optional(),
+  TOLLGATE_X402_MAX_TIMEOUT_SECONDS: int(30, 3600).default(300),
+  /** Actions priced at or above this many cents settle before they run ("upfront"); unset: never. */
+  TOLLGATE_X402_SETTLE_FIRST_CENTS: int(1, 100_000_000).optional(),
+  TOLLGATE_X402_FACILITATOR_URL: url.optional(),
+  TOLLGATE_X402_FACILITATOR_AUTH_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+:\s*\S/, '"Name: value"')
+    .optional(),
+  TOLLGATE_X402_FACILITATOR_TIMEOUT_SECONDS: int(1, 600).default(60),
+  /** Built-in facilitator: settle through this RPC, paying gas from this key's account. */
+  TOLLGATE_X402_RPC_URL: url.optional(),
+  TOLLGATE_X402_SIGNER_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex key')
+    .optional(),
+  // Model router (spec §4.9, §8). Its upstream is TOLLGATE_LLM_API_KEY / TOLLGATE_LLM_BASE_URL below.
+  /** Inference spend per account per UTC day, USD; beyond it the router answers 429 with Retry-After. */
+  TOLLGATE_LLM_DAILY_CAP_USD: usd.refine((v) => /[1-9]/.test(v), 'above 0').default('10'),
+  /** Tier fallback lists: exact upstream slugs, comma-separated, tried in order (defaults in LLM_DEFAULT_TIERS). */
+  TOLLGATE_LLM_TIER_CHEAP: list.optional(),
+  TOLLGATE_LLM_TIER_MID: list.optional(),
+  TOLLGATE_LLM_TIER_BEST: list.optional(),
+  /** Tier price ceilings "prompt/completion", USD per million tokens: a model above either is never used. */
+  TOLLGATE_LLM_TIER_CHEAP_CEILING: llmCeiling().optional(),
+  TOLLGATE_LLM_TIER_MID_CEILING: llmCeiling().optional(),
+  TOLLGATE_LLM_TIER_BEST_CEILING: llmCeiling().optional(),
+  /** Operator prices "slug=prompt/completion,…" (USD per million tokens); such models bill tokens × these. */
+  TOLLGATE_LLM_PRICE_OVERRIDES: llmOverrides().optional(),
+  /** How often the upstream's model listing (prices) is reloaded. */
+  TOLLGATE_LLM_PRICES_REFRESH_SECONDS: int(10, 86_400).default(3600),
+  /** Streaming: a model that sends no first token within this falls back to the tier's next model. */
+  TOLLGATE_LLM_FIRST_BYTE_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  /** Bound on one chat completion, every fallback attempt included. */
+  TOLLGATE_LLM_TIMEOUT_SECONDS: int(1, 3600).default(600),
+  /** Largest chat-completions body (a long conversation with images can be several MB). */
+  TOLLGATE_LLM_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(4 * 1024 * 1024),
   ...vendorShape,
 });
 
@@ -84,12 +177,18 @@ export interface Config {
   idempotencyTtlMs: number;
   upstreamTimeoutMs: number;
   shutdownGraceMs: number;
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
   allowedHosts: string[];
   allowedOrigins: string[];
   fetchAllow: string[];
   operatorCreditUsd: string;
   welcomeCreditUsd: string;
   vendors: Record<VendorName, VendorConfig>;
+  /** x402 payments; undefined when TOLLGATE_X402_PAY_TO is unset (then only API keys pay). */
+  x402: X402Config | undefined;
+  llm: LlmConfig;
+  oauth: OAuthConfig;
   env: Env;
 }
 
@@ -126,6 +225,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     ]),
   ) as Record<VendorName, VendorConfig>;
 
+  const x402Problems: string[] = [];
+  const x402 = x402Config(env, x402Problems);
+  if (x402Problems.length > 0) throw new ConfigError(x402Problems);
+  const oauthProblems: string[] = [];
+  const oauth = oauthConfig(env, oauthProblems);
+  if (oauthProblems.length > 0) throw new ConfigError(oauthProblems);
+
   const host = env.TOLLGATE_HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
@@ -140,12 +246,245 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlMs: env.TOLLGATE_IDEMPOTENCY_TTL_HOURS * 3_600_000,
     upstreamTimeoutMs: env.TOLLGATE_UPSTREAM_TIMEOUT_SECONDS * 1000,
     shutdownGraceMs: env.TOLLGATE_SHUTDOWN_GRACE_SECONDS * 1000,
+    rateLimitPerSecond: env.TOLLGATE_RATE_LIMIT_PER_SECOND,
+    rateLimitBurst: env.TOLLGATE_RATE_LIMIT_BURST,
     allowedHosts: env.TOLLGATE_ALLOWED_HOSTS,
     allowedOrigins: env.TOLLGATE_ALLOWED_ORIGINS,
     fetchAllow: env.TOLLGATE_FETCH_ALLOW,
     operatorCreditUsd: env.TOLLGATE_OPERATOR_CREDIT_USD,
     welcomeCreditUsd: env.TOLLGATE_WELCOME_CREDIT_USD,
     vendors,
+    x402,
+    llm: llmConfig(env, vendors.LLM),
+    oauth,
     env,
+  };
+}
+
+// ---- x402 --------------------------------------------------------------------------------------------------
+
+export interface X402Config {
+  payTo: `0x${string}`;
+  network: `eip155:${string}`;
+  chainId: number;
+  asset: `0x${string}`;
+  /** The token's EIP-712 domain: the challenge's `extra`, and what signatures are checked against locally. */
+  assetName: string;
+  assetVersion: string;
+  maxTimeoutSeconds: number;
+  settleFirstCents: number | undefined;
+  facilitatorTimeoutMs: number;
+  facilitator:
+    | { kind: 'remote'; url: string; authHeader: { name: string; value: string } | undefined }
+    | { kind: 'builtin'; rpcUrl: string; signerKey: `0x${string}` };
+}
+
+/** USDC per network with its EIP-712 domain, whose name differs between Base and Base Sepolia. */
+const KNOWN_USDC: Record<string, [`0x${string}`, string, string]> = {
+  'eip155:8453': ['0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', 'USD Coin', '2'],
+  'eip155:84532': ['0x036CbD53842c5426634e7929541eC2318f3dCF7e', 'USDC', '2'],
+};
+
+function x402Config(env: Env, problems: string[]): X402Config | undefined {
+  const url = env.TOLLGATE_X402_FACILITATOR_URL;
+  const auth = env.TOLLGATE_X402_FACILITATOR_AUTH_HEADER;
+  const rpcUrl = env.TOLLGATE_X402_RPC_URL;
+  const signerKey = env.TOLLGATE_X402_SIGNER_KEY as `0x${string}` | undefined;
+  if (auth && !url) problems.push('TOLLGATE_X402_FACILITATOR_AUTH_HEADER: only used with a facilitator URL');
+  const payTo = env.TOLLGATE_X402_PAY_TO;
+  if (!payTo) return undefined;
+  const network = env.TOLLGATE_X402_NETWORK as `eip155:${string}`;
+  // A custom asset needs its own domain: a copied one signs fine and then fails on chain.
+  const known = env.TOLLGATE_X402_ASSET ? undefined : KNOWN_USDC[network];
+  const asset = env.TOLLGATE_X402_ASSET ?? known?.[0];
+  const assetName = env.TOLLGATE_X402_ASSET_NAME ?? known?.[1];
+  const assetVersion = env.TOLLGATE_X402_ASSET_VERSION ?? known?.[2];
+  if (!asset || !assetName || !assetVersion) {
+    problems.push(
+      `TOLLGATE_X402_ASSET, TOLLGATE_X402_ASSET_NAME, TOLLGATE_X402_ASSET_VERSION: needed for ${network}`,
+    );
+  }
+  if (url && (rpcUrl || signerKey)) {
+    problems.push(
+      'TOLLGATE_X402_FACILITATOR_URL: a remote facilitator or the built-in one (RPC_URL), not both',
+    );
+  } else if (!url && !(rpcUrl && signerKey)) {
+    problems.push(
+      'TOLLGATE_X402_PAY_TO: x402 needs a facilitator: FACILITATOR_URL, or RPC_URL and SIGNER_KEY',
+    );
+  }
+  if (problems.length > 0 || !asset || !assetName || !assetVersion) return undefined;
+  const colon = auth?.indexOf(':') ?? -1;
+  const authHeader = auth && { name: auth.slice(0, colon).trim(), value: auth.slice(colon + 1).trim() };
+  return {
+    ...{ payTo, network, asset, assetName, assetVersion, chainId: Number(network.slice('eip155:'.length)) },
+    maxTimeoutSeconds: env.TOLLGATE_X402_MAX_TIMEOUT_SECONDS,
+    settleFirstCents: env.TOLLGATE_X402_SETTLE_FIRST_CENTS,
+    facilitatorTimeoutMs: env.TOLLGATE_X402_FACILITATOR_TIMEOUT_SECONDS * 1000,
+    facilitator: url
+      ? { kind: 'remote', url, authHeader: authHeader || undefined }
+      : { kind: 'builtin', rpcUrl: rpcUrl as string, signerKey: signerKey as `0x${string}` },
+  };
+}
+
+// ---- model router ------------------------------------------------------------------------------------------
+
+export type LlmTierId = 'platform/cheap' | 'platform/mid' | 'platform/best';
+/** Decimal USD per million tokens, as configured (converted to integer micro-USD by src/llm). */
+export interface LlmPricePair {
+  promptUsdPerM: string;
+  completionUsdPerM: string;
+}
+
+export interface LlmConfig {
+  apiKey: string | undefined;
+  baseUrl: string;
+  dailyCapUsd: string;
+  tiers: Record<LlmTierId, { models: string[]; ceiling: LlmPricePair }>;
+  priceOverrides: Record<string, LlmPricePair>;
+  pricesRefreshMs: number;
+  firstByteTimeoutMs: number;
+  timeoutMs: number;
+  maxBodyBytes: number;
+}
+
+/**
+ * Default tiers (OpenRouter slugs, mid-2026 market) with their ceilings in USD per million tokens,
+ * prompt/completion. Spec §4.9's guidance per typical call: cheap well under 0.1 cent, mid 0.1-1 cent, best
+ * 1-3 cents. A listed model whose price rises above its tier's ceiling drops out of the tier by itself.
+ */
+export const LLM_DEFAULT_TIERS: Record<LlmTierId, { models: string[]; ceiling: string }> = {
+  'platform/cheap': {
+    models: ['google/gemini-2.5-flash-lite', 'openai/gpt-5-nano', 'meta-llama/llama-3.3-70b-instruct'],
+    ceiling: '0.30/1.20',
+  },
+  'platform/mid': {
+    models: ['openai/gpt-5-mini', 'google/gemini-2.5-flash', 'anthropic/claude-haiku-4.5'],
+    ceiling: '1.50/6.00',
+  },
+  'platform/best': {
+    models: ['anthropic/claude-sonnet-4.6', 'openai/gpt-5', 'google/gemini-2.5-pro'],
+    ceiling: '5.00/25.00',
+  },
+};
+
+const PRICE_PAIR = /^(\d{1,6}(?:\.\d{1,6})?)\/(\d{1,6}(?:\.\d{1,6})?)$/;
+
+function parsePricePair(s: string): LlmPricePair | undefined {
+  const m = PRICE_PAIR.exec(s.trim());
+  return m ? { promptUsdPerM: m[1] as string, completionUsdPerM: m[2] as string } : undefined;
+}
+
+// Function declarations (hoisted): envSchema above uses them while the module initializes.
+function llmCeiling() {
+  return z.string().transform((s, ctx) => {
+    const p = parsePricePair(s);
+    if (p) return p;
+    ctx.issues.push({
+      code: 'custom',
+      input: s,
+      message: 'a ceiling "prompt/completion" in USD per million tokens, e.g. 1.50/6',
+    });
+    return z.NEVER;
+  });
+}
+
+function llmOverrides() {
+  return z.string().transform((s, ctx) => {
+    const out: Record<string, LlmPricePair> = {};
+    for (const entry of s
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)) {
+      const eq = entry.lastIndexOf('=');
+      const slug = entry.slice(0, eq).trim();
+      const pair = eq > 0 ? parsePricePair(entry.slice(eq + 1)) : undefined;
+      if (!slug || !pair) {
+        ctx.issues.push({
+          code: 'custom',
+          input: s,
+          message: `"${entry}": expected slug=prompt/completion in USD per million tokens, e.g. openai/gpt-5-mini=0.25/2`,
+        });
+        return z.NEVER;
+      }
+      out[slug] = pair;
+    }
+    return out;
+  });
+}
+
+function llmConfig(env: Env, upstream: VendorConfig): LlmConfig {
+  const tier = (id: LlmTierId, models: string[] | undefined, ceiling: LlmPricePair | undefined) => ({
+    models: models && models.length > 0 ? models : LLM_DEFAULT_TIERS[id].models,
+    ceiling: ceiling ?? (parsePricePair(LLM_DEFAULT_TIERS[id].ceiling) as LlmPricePair),
+  });
+  return {
+    apiKey: upstream.apiKey,
+    baseUrl: upstream.baseUrl,
+    dailyCapUsd: env.TOLLGATE_LLM_DAILY_CAP_USD,
+    tiers: {
+      'platform/cheap': tier(
+        'platform/cheap',
+        env.TOLLGATE_LLM_TIER_CHEAP,
+        env.TOLLGATE_LLM_TIER_CHEAP_CEILING,
+      ),
+      'platform/mid': tier('platform/mid', env.TOLLGATE_LLM_TIER_MID, env.TOLLGATE_LLM_TIER_MID_CEILING),
+      'platform/best': tier('platform/best', env.TOLLGATE_LLM_TIER_BEST, env.TOLLGATE_LLM_TIER_BEST_CEILING),
+    },
+    priceOverrides: env.TOLLGATE_LLM_PRICE_OVERRIDES ?? {},
+    pricesRefreshMs: env.TOLLGATE_LLM_PRICES_REFRESH_SECONDS * 1000,
+    firstByteTimeoutMs: env.TOLLGATE_LLM_FIRST_BYTE_TIMEOUT_MS,
+    timeoutMs: env.TOLLGATE_LLM_TIMEOUT_SECONDS * 1000,
+    maxBodyBytes: env.TOLLGATE_LLM_MAX_BODY_BYTES,
+  };
+}
+
+// ---- OAuth -------------------------------------------------------------------------------------------------
+
+export interface OAuthConfig {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  cookieSecret: string | undefined;
+  signInAttemptsPerMinute: number;
+  /** Credit for accounts created by federated sign-in (TOLLGATE_WELCOME_CREDIT_USD), micro-USD. */
+  welcomeCreditMicros: number;
+  upstream: OidcUpstreamConfig | undefined;
+}
+
+export interface OidcUpstreamConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  name: string;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+function oauthConfig(env: Env, problems: string[]): OAuthConfig {
+  const issuer = env.TOLLGATE_OIDC_ISSUER;
+  const clientId = env.TOLLGATE_OIDC_CLIENT_ID;
+  let upstream: OidcUpstreamConfig | undefined;
+  if (issuer && clientId) {
+    const u = new URL(issuer);
+    // Plain http only on loopback (tests, a provider on the same host); anything else must be TLS.
+    if (u.protocol !== 'https:' && !LOOPBACK_HOSTS.has(u.hostname)) {
+      problems.push('TOLLGATE_OIDC_ISSUER: must be an https URL (plain http only for a loopback address)');
+    }
+    upstream = {
+      issuer,
+      clientId,
+      clientSecret: env.TOLLGATE_OIDC_CLIENT_SECRET,
+      name: env.TOLLGATE_OIDC_NAME ?? u.hostname,
+    };
+  } else if (issuer || clientId || env.TOLLGATE_OIDC_CLIENT_SECRET) {
+    problems.push('TOLLGATE_OIDC_ISSUER and TOLLGATE_OIDC_CLIENT_ID: set both to enable upstream sign-in');
+  }
+  return {
+    accessTokenTtlSeconds: env.TOLLGATE_OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: env.TOLLGATE_OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+    cookieSecret: env.TOLLGATE_OAUTH_COOKIE_SECRET,
+    signInAttemptsPerMinute: env.TOLLGATE_OAUTH_SIGNIN_ATTEMPTS_PER_MINUTE,
+    welcomeCreditMicros: parseUsdToMicros(env.TOLLGATE_WELCOME_CREDIT_USD),
+    upstream,
   };
 }

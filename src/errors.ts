@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   upstream_unavailable: { status: 503, retryable: true },
   upstream_busy: { status: 503, retryable: true },
   shutting_down: { status: 503, retryable: true },
+  /** An x402 settlement whose outcome is not known yet: retry with the same payment, never a new one. */
+  payment_settlement_unknown: { status: 503, retryable: true },
   upstream_timeout: { status: 504, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 

@@ -21,6 +21,12 @@ export function createLogger(level: string, destination?: pino.DestinationStream
           '*.access_token',
           '*.refresh_token',
           '*.client_secret',
+          // OAuth: codes, verifiers, ID tokens and the sign-in cookies are credentials too.
+          '*.code_verifier',
+          '*.id_token',
+          'req.headers.cookie',
+          'headers.cookie',
+          '*["set-cookie"]',
           '*["payment-signature"]',
           '*.signature',
         ],

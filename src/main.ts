@@ -1,13 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
+import { MCP_SCOPE } from '../auth/oauth/scopes.js';
+import { createAuthorizationServer } from '../auth/oauth/server.js';
+import { createX402Payments } from '../auth/x402/index.js';
 import type { Services } from '../tools/context.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import type { Config } from './config.js';
+import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
+import { fileRoutes } from './http/file-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { SqliteHandleStore } from './jobs/sqlite-handles.js';
 import { openLedger } from './ledger/index.js';
@@ -15,9 +21,21 @@ import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import type { SqliteDb } from './lib/sqlite.js';
+import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
+import { createMcpDoor, MCP_PATH } from './mcp/door.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
+import { RateLimiter } from './run/rate-limit.js';
+import type { X402Deps } from './run/x402-call.js';
+import { LocalFileStore } from './storage/local-files.js';
+import { loadSigningSecret } from './storage/signing.js';
+import { createCueFrameClient } from './upstreams/cueframe.js';
+import { createFalClient } from './upstreams/fal.js';
+import { createDispatcher } from './upstreams/http.js';
+import { createRealEstateApiClient } from './upstreams/realestateapi.js';
+import { createRentCastClient } from './upstreams/rentcast.js';
+import { createDownloader } from './upstreams/safe-download.js';
 import { createWebFetcher } from './upstreams/web-fetch.js';
 
 // The composition root: the only place (with src/cli) that wires concrete implementations together.
@@ -40,6 +58,8 @@ export interface Gateway {
   db: SqliteDb;
   run: RunDeps;
   log: Logger;
+  /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
+  x402: X402Deps | undefined;
   /** Starts listening; resolves with the bound URL. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight calls (resolving their holds), then close everything. */
@@ -58,14 +78,67 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     const orphans = await ledger.voidAllPending('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
+  const x402 = config.x402 && createX402Payments(config.x402, db, clock);
+  if (x402 && !opts.skipRecovery) {
+    // x402 payments mid-call in a dead process: unused ones are released; a settlement in progress is unknown.
+    const r = await x402.payments.recover();
+    if (r.released + r.unknown > 0) log.warn(r, 'x402: recovered payments left by a previous process');
+  }
 
-  const web = createWebFetcher({ allow: config.fetchAllow });
+  const web = createWebFetcher({ allow: config.fetchAllow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES });
+  // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
+  const webStack = createWebStack(config, { fetcher: web, clock, log });
+  // propstats / propdata: a client only for a keyed vendor (else their actions answer not_configured). One
+  // pooled dispatcher serves both: undici keeps a connection pool per origin.
+  const propertyDispatcher = createDispatcher();
+  const { RENTCAST, REALESTATEAPI } = config.vendors;
+  const propertyClient = { dispatcher: propertyDispatcher, timeoutMs: config.upstreamTimeoutMs };
+  const rentcast = RENTCAST.apiKey
+    ? createRentCastClient({ ...propertyClient, baseUrl: RENTCAST.baseUrl, apiKey: RENTCAST.apiKey })
+    : undefined;
+  const realestateapi = REALESTATEAPI.apiKey
+    ? createRealEstateApiClient({
+        ...propertyClient,
+        baseUrl: REALESTATEAPI.baseUrl,
+        apiKey: REALESTATEAPI.apiKey,
+      })
+    : undefined;
+  // files: the embedded library (local disk + SQLite); mediastage / videoasm: fal and CueFrame when keyed.
+  const filesRoot = join(config.dataDir, 'files');
+  const files = new LocalFileStore({
+    db,
+    root: filesRoot,
+    clock,
+    secret: loadSigningSecret(join(filesRoot, 'signing.key'), config.env.TOLLGATE_SIGNING_SECRET),
+    publicUrl: () => services.publicUrl,
+  });
+  const download = createDownloader({ allow: config.fetchAllow });
+  const mediaDispatcher = createDispatcher();
+  const { FAL, CUEFRAME } = config.vendors;
+  const mediaClient = { dispatcher: mediaDispatcher, timeoutMs: config.upstreamTimeoutMs, log };
+  const fal = FAL.apiKey
+    ? createFalClient({ ...mediaClient, baseUrl: FAL.baseUrl, apiKey: FAL.apiKey })
+    : undefined;
+  const cueframe = CUEFRAME.apiKey
+    ? createCueFrameClient({ ...mediaClient, baseUrl: CUEFRAME.baseUrl, apiKey: CUEFRAME.apiKey })
+    : undefined;
   const services: Services = {
     publicUrl: config.publicUrl,
-    vendors: {},
+    vendors: { rentcast, realestateapi, fal, cueframe, ...webStack.vendors },
+    engine: webStack.engine,
     web,
     handles: new SqliteHandleStore(db, clock),
+    files,
+    download,
   };
+
+  // Crawls left running by a previous process resume from their stored frontier; background jobs (whose work
+  // was in memory) are marked failed. Either way none stays `scraping`/`processing` for ever.
+  const webRecovery = webStack.engine.recover();
+  if (webRecovery.crawlsResumed + webRecovery.crawlsFailed + webRecovery.jobsFailed > 0) {
+    log.warn(webRecovery, 'web engine: recovered work left by a previous process');
+  }
+  log.info({ scrapers: webStack.routes }, 'web engine routes');
 
   const inflight = new Inflight();
   const run: RunDeps = {
@@ -76,12 +149,74 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log,
     inflight,
     holdTtlMs: config.holdTtlMs,
+    rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
   };
   const auth = createAuthenticator(ledger);
+  // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
+  // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  const oauth = await createAuthorizationServer({
+    db,
+    ledger,
+    log: log.child({ door: 'oauth' }),
+    publicUrl: () => config.publicUrl,
+    resource: () => `${config.publicUrl}${MCP_PATH}`,
+    allowedOrigins: config.allowedOrigins,
+    config: config.oauth,
+  });
+  const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
+  // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
+  // the internal LlmService that actions use (the gateway's own cost, never billed per token).
+  const llmCfg = config.llm;
+  const llm = llmCfg.apiKey
+    ? createModelRouter({ ...llmCfg, apiKey: llmCfg.apiKey }, { clock, log: log.child({ door: 'llm' }) })
+    : undefined;
+  if (llm) {
+    services.llm = llm.service;
+    llm.start();
+  }
+  const llmDoor = llmRoutes({
+    auth,
+    maxBodyBytes: llmCfg.maxBodyBytes,
+    llm: llm && {
+      router: llm.router,
+      metered: {
+        ledger,
+        clock,
+        log,
+        inflight,
+        holdTtlMs: config.holdTtlMs,
+        rateLimiter: run.rateLimiter,
+        router: llm.router,
+        limits: {
+          dailyCapMicros: llm.dailyCapMicros,
+          timeoutMs: llmCfg.timeoutMs,
+          firstByteTimeoutMs: llmCfg.firstByteTimeoutMs,
+        },
+      },
+    },
+  });
+
+  const mcp = createMcpDoor({
+    run,
+    auth: mcpAuth,
+    authorizationServers: () => [oauth.issuer()],
+    requiredScopes: [MCP_SCOPE],
+    log,
+    version: VERSION,
+    publicUrl: () => config.publicUrl,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    maxBodyBytes: config.maxBodyBytes,
+  });
   const doors: Door[] = [
+    // First: the authorization server's endpoints read their own request bodies.
+    oauth.mount,
     (app) =>
-      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl })),
+      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
+    mcp.mount,
+    (app) => app.use(fileRoutes(files)),
+    (app) => app.use(llmDoor),
   ];
   const started = Date.now();
   const app = createApp({
@@ -102,6 +237,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         if (r.expiredHolds > 0) log.warn(r, 'sweeper voided expired holds');
       })
       .catch((err) => log.error({ err }, 'sweep failed'));
+    x402?.payments.purge(clock.now()).catch((err) => log.error({ err }, 'x402 purge failed'));
   }, config.sweepIntervalMs);
   sweeper.unref();
 
@@ -115,10 +251,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     db,
     run,
     log,
+    x402,
     listen() {
       return new Promise((resolve, reject) => {
         server = createServer(app);
         server.keepAliveTimeout = 65_000;
+        // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
+        server.requestTimeout = 30 * 60_000;
+        server.headersTimeout = 60_000;
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
           const addr = server?.address() as AddressInfo;
@@ -141,9 +281,17 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await new Promise((r) => setImmediate(r));
       server?.closeAllConnections();
       await stopped;
+      await mcp.close();
+      oauth.close();
       clearInterval(sweeper);
       await ledger.close();
+      await webStack.close();
       await web.close();
+      await propertyDispatcher.close();
+      await mediaDispatcher.close();
+      await download.close();
+      await llm?.close();
+      await x402?.facilitator.close();
       db.close();
       releaseLock();
     },

@@ -16,6 +16,8 @@ export const REQUIREMENTS = {
   'billing:idempotent-replay': 'Same Idempotency-Key and body replays the result with no new charge.',
   'billing:idempotency-mismatch': 'Same key with a different body is refused with 422.',
   'billing:idempotency-in-flight': 'Same key while the first call runs is refused with 409.',
+  'billing:failed-job-refunded':
+    'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
@@ -25,16 +27,261 @@ export const REQUIREMENTS = {
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',
+  'http:rate-limit': 'Each account has a call rate limit; beyond it 429 with Retry-After, uncharged.',
   'http:not-configured': 'An action whose vendor is not configured answers 503 not_configured, uncharged.',
   // auth
   'auth:api-key': 'One API key (prefix ending _sk_) covers every catalog operation (§5).',
   'auth:revocation': 'A revoked key stops working at once.',
+  // OAuth for MCP hosts (§5 "OAuth … on MCP"; the grant details are ours: docs/decisions.md "OAuth")
+  'oauth:discovery':
+    'RFC 8414 and OIDC discovery at the root well-known paths: S256 only, iss parameter, registration, revocation.',
+  'oauth:prm-names-as':
+    'Protected-resource metadata and the 401 challenge name the authorization server and scope.',
+  'oauth:dcr':
+    'Dynamic client registration (RFC 7591) for public native clients, without registration tokens.',
+  'oauth:cimd-advertised':
+    'Client ID metadata documents are supported; an unfetchable client id URL is refused.',
+  'oauth:redirect-uri-exact':
+    'Redirect URIs match exactly (loopback ports included); a mismatch is never redirected to.',
+  'oauth:redirect-uri-https': 'Registered redirect URIs are https, or plain http only on a loopback address.',
+  'oauth:pkce-s256-only': 'PKCE is required of every client and only S256 is accepted.',
+  'oauth:resource-indicator':
+    'Tokens are only issued for the /mcp resource (RFC 8707); another resource is refused.',
+  'oauth:iss-in-response': 'The authorization response carries iss (RFC 9207).',
+  'oauth:short-lived-tokens': 'Access tokens are short-lived (TOLLGATE_OAUTH_ACCESS_TOKEN_TTL_SECONDS).',
+  'oauth:code-single-use':
+    'An authorization code works once; a replay is refused and revokes what it issued.',
+  'oauth:refresh-rotation': 'Refresh tokens rotate on use; reusing an old one revokes the grant.',
+  'oauth:revocation': 'Revoking a token (RFC 7009) stops the grant at /mcp on the next request.',
+  'oauth:state-persists':
+    'Clients, grants, sessions, tokens and keys live in the database: a restart logs nobody out.',
+  'oauth:wrong-audience-refused': 'A token issued for another resource is refused at /mcp.',
+  'oauth:expired-token-refused': 'An expired access token is refused at /mcp.',
+  'oauth:insufficient-scope-403':
+    'A token without the mcp scope gets 403 insufficient_scope naming the scope.',
+  'oauth:token-only-for-mcp':
+    'OAuth access tokens are accepted on /mcp only (their audience), not on other doors.',
+  'oauth:same-account':
+    'An OAuth caller pays from the signed-in account like an API key: same balance, ledger, prices.',
+  'oauth:sdk-clients': 'The v2 and v1 MCP SDK clients complete the whole flow knowing only the /mcp URL.',
+  'oauth:api-key-sign-in': 'The sign-in page accepts an existing API key; a wrong one signs nobody in.',
+  'oauth:federated-sign-in':
+    'Sign-in through an upstream OpenID Connect provider; the first creates the account with the welcome credit.',
+  'oauth:federated-state-bound':
+    'The upstream callback needs the state bound to the browser that started it, once.',
+  'oauth:no-token-passthrough': 'Upstream tokens are never stored, logged, forwarded, or accepted at /mcp.',
+  'oauth:consent-shows-client-scopes-spend':
+    'Consent names the client, the scopes, the balance and the daily limit.',
+  'oauth:daily-limit': "The daily spend limit chosen at consent caps that client's paid calls per UTC day.",
+  'oauth:csrf': 'Sign-in and consent forms refuse a POST without the CSRF token bound to the browser.',
+  'oauth:secure-cookies': 'Behind TLS every sign-in cookie is Secure, HttpOnly and SameSite=Lax.',
+  'oauth:sign-in-rate-limit': 'Sign-in attempts are rate limited per client IP (429 with Retry-After).',
+  'oauth:tokens-hashed-at-rest': 'Tokens and codes are stored only as hashes.',
+  'oauth:no-secrets-logged': 'No token, code, API key or cookie reaches the logs.',
+  'oauth:pages-accessible': 'Pages are accessible server-rendered HTML with no script or external asset.',
+  'oauth:pages-in-browser': 'The sign-in and consent pages work in a real browser (headless Chromium).',
   // catalog
   'catalog:constraints': 'Each action enforces the lengths, enums, ranges and counts of spec §2-§4.',
   'catalog:prices': 'Prices match the spec §4.1 price list.',
+  // propstats (spec §4.5) and propdata (spec §4.6)
+  'propstats:location-required':
+    'properties, sale-listings and rental-listings need address, zipCode, city+state or latitude+longitude+radius.',
+  'propstats:estimate-subject': 'value-estimate and rent-estimate need address or latitude+longitude (§4.5).',
+  'propstats:radius-with-coordinates':
+    'radius (> 0, at most 100 miles) goes with latitude and longitude (§4.5, §8).',
+  'propstats:range-syntax': "Filters take ranges like '2-4'; they reach the vendor in its own syntax (§4.5).",
+  'propstats:no-results-uncharged':
+    'A property search or lookup that matches nothing is an upstream 404: 404 resource_not_found, not charged.',
+  'propstats:passthrough': 'Additional properties are accepted and forwarded to the vendor (§4.5).',
+  'propdata:identification-required':
+    'property-detail, avm and parcel need a complete identification (id, address, parts, apn+fips, …) (§4.6).',
+  'propdata:avm-404-unmatched':
+    'propdata/avm answers 404 when the address cannot be confidently matched, and charges nothing (§4.6, §7).',
+  'propdata:avm-numbers': 'avm, avmMin, avmMax and confidence (0-100) are returned as numbers (§4.6).',
+  'propdata:skiptrace-rules':
+    'skiptrace needs address with city+state or zip, or first+last name with a location, or phone, or email.',
+  'propdata:parcel-polygon':
+    'parcel polygon: at least 3 points, each exactly { latitude, longitude } (§4.6).',
+  'propdata:parcel-geojson': 'parcel returns the boundary as GeoJSON (§4.6).',
+  'propdata:passthrough': 'Additional properties are accepted and forwarded to the vendor (§4.6).',
+  // mcp (spec §1.5, §5; DESIGN.md; docs/decisions.md "MCP")
+  'mcp:both-eras':
+    'One /mcp endpoint serves 2026-07-28 clients and 2025-era clients (initialize, stateless).',
+  'mcp:tools-from-catalog':
+    'Every catalog action is a tool service_action in catalog order: title, priced description, input schema, four annotations, _meta price.',
+  'mcp:no-output-schema':
+    'Tools advertise no outputSchema, so error results reach every client (decisions.md).',
+  'mcp:paid-call-charged':
+    'tools/call runs src/run/execute: success returns data + charged_cents + transaction_id and is in the ledger.',
+  'mcp:invalid-args-iserror': 'Invalid arguments are an isError result with our message and field paths.',
+  'mcp:iserror-ours':
+    'Failures are isError results in our words: never vendor text, an SDK message or a stack.',
+  'mcp:not-configured': 'not_configured names what the operator must set, as an isError result.',
+  'mcp:insufficient-credit':
+    'Insufficient credit is an isError result saying how to top up; nothing is charged.',
+  'mcp:idempotency-meta': '_meta["tollgate/idempotency-key"] replays a finished call without a new charge.',
+  'mcp:max-cost': 'max_cost_cents is accepted on every tool and refuses a higher price uncharged.',
+  'mcp:no-key-401': 'No or a bad bearer token → 401 with WWW-Authenticate pointing at RFC 9728 metadata.',
+  'mcp:protected-resource-metadata':
+    'RFC 9728 metadata is served at /.well-known/oauth-protected-resource/mcp.',
+  'mcp:dns-rebinding': 'Host and Origin are validated against configurable allowlists (403 otherwise).',
+  'mcp:transport-edges':
+    'Stateless transport edges: 405 for GET/DELETE, JSON-RPC errors for bad bodies and tools.',
+  'mcp:progress': 'A blocking call sends notifications/progress when the client sent a progressToken.',
+  'mcp:cancel-uncharged': 'Cancelling a call (either era) aborts the upstream and voids the hold.',
+  'mcp:handles-bound-to-account':
+    'Start + poll tools use server-minted handles bound to the account; another account’s handle is not found.',
+  'mcp:resources':
+    'Resources tollgate://catalog (price list) and tollgate://account (caller’s balance, recent calls).',
+  // files (spec §2.3, §4.4, §8)
+  'files:upload-put-get':
+    'files/upload returns file_id, put_url, get_url; PUT of exactly size_bytes then GET returns the bytes.',
+  'files:size-limit':
+    'size_bytes and fetched files are at most 104857600 bytes; larger is a clear 4xx, uncharged.',
+  'files:signed-links':
+    'put_url/get_url are signed and expire: a tampered, expired or wrong-method link is refused (403).',
+  'files:put-exact-size': 'A PUT whose length is not the declared size_bytes is refused and stores nothing.',
+  'files:owner-scoped': 'Files belong to the caller’s account; another account’s file_id is not found.',
+  'files:persist': 'Stored files (and their links) survive a gateway restart (§4.4 "files persist").',
+  'files:list':
+    'files/list lists the caller’s own files (free, needs a key) so agents check before re-uploading.',
+  'files:upload-from-url':
+    'files/upload_from_url fetches server-side through the SSRF guard; private addresses are refused uncharged.',
+  // mediastage (spec §2.4, §4.2)
+  'mediastage:upload':
+    'mediastage/upload returns { upload_url, file_url } from fal storage; PUT then GET works.',
+  'mediastage:vendor-failure-uncharged': 'A fal storage 4xx/5xx charges nothing and shows no vendor text.',
+  // videoasm (spec §2.5, §2.6, §4.2, §7)
+  'videoasm:flow':
+    'upload → create_project → validate → put_composition → render → result, each charged once.',
+  'videoasm:upload-content-types': 'videoasm/upload accepts only the spec’s video, audio and image types.',
+  'videoasm:composition-schema':
+    'Compositions follow §2.5: v 1, format enums, track kinds, clip fields, four source kinds, volume 0-4.',
+  'videoasm:composition-wrapper': 'put_composition and validate accept a nested composition wrapper (§4.2).',
+  'videoasm:zoom-above-1-invalid': 'A reframe zoom above 1.0 fails validation (§2.5).',
+  'videoasm:validate-result':
+    'validate returns { valid, errors[{code, stage, category, retryable, message, fix?}] }; valid:false is charged.',
+  'videoasm:render-interactive-403':
+    'render with priority interactive → 403 forbidden, before any hold (§7).',
+  'videoasm:render-job-handle':
+    'render returns a job_id bound to the caller; result polls it; another account’s job_id is not found.',
+  'videoasm:ids-bound-to-account':
+    'Project and media ids are bound to the caller’s account; another account’s ids are not found.',
+  'videoasm:vendor-failure-uncharged':
+    'A CueFrame error envelope or 4xx/5xx charges nothing and shows no vendor text.',
+  'supersearch:cites-transaction': 'platform/supersearch evidence items each cite a transaction id (§4.3).',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
   'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',
+  // model router (spec §4.9, §7, §8)
+  'llm:openai-compatible':
+    'POST /api/llm/v1/chat/completions speaks the OpenAI wire format, streaming and not; the openai client works unmodified.',
+  'llm:api-key-auth': 'The router takes the same API keys as the catalog (§5).',
+  'llm:openai-errors': 'Errors on the router are OpenAI-style bodies { error: { message, type, code } }.',
+  'llm:pricing-free':
+    'GET /api/llm/v1/pricing is free, needs no key, and lists each tier and per-model USD per million tokens (§4.9).',
+  'llm:models': 'GET /api/llm/v1/models lists the tiers and servable models.',
+  'llm:exact-slug': 'An exact upstream model slug passes through unchanged (§4.9 rule 1).',
+  'llm:unknown-price-refused': 'A model with no known price is refused rather than billed at a guess.',
+  'llm:prices-refreshed':
+    'Prices come from the upstream listing, cached and refreshed; a failed refresh keeps them.',
+  'llm:price-override': 'An operator price override bills tokens × the configured prices.',
+  'llm:tier-fallback':
+    'A tier falls back in order when a model fails before the first byte (5xx, 429, timeout, unavailable) (§4.9 rule 4).',
+  'llm:fallback-within-ceiling': "A tier never falls back to a model above the tier's price ceiling.",
+  'llm:served-model': "The response's model names the model actually served.",
+  'llm:max-tokens': 'max_tokens defaults to 4096 and is capped at 16384 (§4.9 rule 3, §8).',
+  'llm:no-media-generation':
+    'Image, audio and video generation requests are refused with a 400 (§4.9 rule 6).',
+  'llm:hold-worst-case': 'Before the upstream call, the worst case (prompt estimate + max_tokens) is held.',
+  'llm:capture-actual':
+    "The capture is the upstream's usage cost (else tokens × price), rounded up per call, never above the hold.",
+  'llm:void-no-output': 'A call that produced no tokens is voided: nothing charged.',
+  'llm:itemized':
+    'Each router call is itemized in the transactions: model, tokens, cost in micro-USD (§4.9 rule 5).',
+  'llm:stream-passthrough': 'SSE chunks pass through as they arrive, never buffered.',
+  'llm:stream-usage': 'Streams ask the upstream for usage in the final chunk and are billed from it.',
+  'llm:mid-stream-failure':
+    'A failure after streaming began ends the stream with an error event and is not charged.',
+  'llm:disconnect-policy':
+    'A client leaving mid-stream aborts the upstream and is charged per the documented policy.',
+  'llm:daily-cap-429':
+    'Beyond the per-account daily inference cap: 429 with Retry-After until the next UTC midnight (§7, §8).',
+  'llm:daily-cap-concurrency': 'Parallel requests near the cap never overshoot it (checked with the hold).',
+  'llm:upstream-429-not-ours': "The upstream's own 429 is never passed off as the caller's 429.",
+  'llm:internal-service':
+    "The internal LlmService uses the same tiers and fallback; its cost is the gateway's own (no ledger).",
+  // x402 (spec §5, §7; docs/decisions.md "x402")
+  'x402:unpaid-call-gets-402':
+    'A paid call without credentials gets 402 with an x402 v2 PaymentRequired in PAYMENT-REQUIRED, mirrored as the body (after input validation).',
+  'x402:api-keys-only-without-pay-to':
+    'Without TOLLGATE_X402_PAY_TO the 402 says only API keys are accepted.',
+  'x402:official-client-pays':
+    'The official x402 client pays an HTTP action: exactly the price moves on chain, the ledger records payer, network, amount and tx hash.',
+  'x402:consult-without-key': 'platform/consult is callable with x402 and no key (§5).',
+  'x402:accounts-pay-from-balance':
+    'A caller with an API key pays from its balance; a payment sent along is ignored.',
+  'x402:no-settle-on-failure': 'A failed action settles nothing and is recorded as uncharged.',
+  'x402:replay-runs-once':
+    'One signed payment runs the action at most once and moves money once, sequentially or concurrently.',
+  'x402:invalid-payment-402':
+    'Wrong amount, payTo, network, window or signature, or a malformed payment: 402 with the reason, nothing runs.',
+  'x402:settle-failure-withholds':
+    'A settlement that fails after the action withholds the result and charges nothing.',
+  'x402:settlement-unknown-503':
+    'An unknown settlement outcome answers 503 with Retry-After; the same payment resumes it, never a second payment.',
+  'x402:settle-first': 'Actions priced at or above TOLLGATE_X402_SETTLE_FIRST_CENTS settle before running.',
+  'x402:parallel-settlements': 'Parallel settlements from one facilitator key all succeed (nonce manager).',
+  'x402:remote-facilitator': 'A remote facilitator (URL and auth header) verifies and settles.',
+  'x402:facilitator-outcomes':
+    'Facilitator answers are sorted into definite and unknown outcomes; an unreachable facilitator leaves the payment unused.',
+  'x402:ledger-double-entry':
+    'x402 money flows through a per-payer account in double entry; failures reverse the provisional funding.',
+  'x402:config':
+    'x402 configuration: defaults per network, one fully specified facilitator, secrets never echoed.',
+  // web engine, scrapers and the SSRF guard (spec §4.7, §3; docs/decisions.md "Web engine")
+  'ssrf:refuse-private':
+    'A caller URL naming loopback, private, link-local, CGNAT, multicast, reserved, ULA or IPv4-mapped addresses (in any spelling), or a non-http(s) scheme, is refused with a 4xx and nothing charged.',
+  'ssrf:redirect-hops':
+    'Every redirect hop is checked; a redirect to a refused address fails the fetch, uncharged.',
+  'ssrf:dns-rebinding':
+    'Names are checked by the address actually connected (resolution inside the socket lookup).',
+  'ssrf:browser-guarded':
+    "The headless browser's requests go through the same guard; refused ones never leave.",
+  'ssrf:fetch-allow': 'TOLLGATE_FETCH_ALLOW lets listed hosts and CIDRs through.',
+  'web:scrape-formats':
+    'Built-in scrape returns markdown (main content when asked), html, rawHtml, plainText and links, with metadata.',
+  'web:fetch-limits':
+    'Redirects, charset decoding, a size limit, a time limit and non-HTML content are handled with clear 4xx/5xx, uncharged.',
+  'web:js-render':
+    'JavaScript pages render in headless Chromium: renderJs true/null (auto-detect), waitFor, wait_for_selector, js_snippet, block_resource, cookies, return_page_source, screenshot.',
+  'web:no-browser-not-configured':
+    'Without a browser, a request that needs one answers 503 not_configured, uncharged.',
+  'web:map': 'map lists same-site URLs from sitemaps (and indexes) and page links, deduplicated and bounded.',
+  'web:vendor-only-not-configured':
+    'Web search, residential proxies, proxy countries and stealth answer not_configured without their vendor.',
+  'web:llm-formats':
+    'summary, json/jsonSchema and extract go through the internal LLM with output validated; without it not_configured.',
+  'web:engine-choice':
+    'TOLLGATE_<GROUP>_ENGINE picks vendor or built-in per group (auto: vendor when keyed).',
+  'web:markdown-conversion':
+    'HTML converts to faithful Markdown in one pass (headings, lists, tables, links, code).',
+  'crawl:async-lifecycle':
+    'A crawl returns an id at once, reports scraping → completed with completed/total counters and pages in data; one charge on acceptance, polls at their own price.',
+  'crawl:bounds-robots':
+    'Crawls stay on the site, breadth-first within maxDepth and maxPages, respecting robots.txt.',
+  'crawl:restart-not-stuck':
+    'A gateway restart never leaves a crawl or job stuck running: crawls resume, jobs fail.',
+  'crawl:owner-bound': "Crawl and extraction ids are server-minted handles; another account's poll is 404.",
+  'crawl:start-failure-uncharged': 'A crawl whose start page cannot be fetched is refused, uncharged.',
+  'extract:inline-or-async':
+    'scraperB/extract answers inline results or { id, status: processing } polled with extract_status.',
+  'vendor:wire-format':
+    'scraperA/B/C adapters speak Firecrawl v1, fastCRW and ScrapingAnt v2 exactly, against fakes of each.',
+  'vendor:failure-uncharged':
+    'Vendor 4xx/5xx, success:false bodies and target error statuses are failures, charged nothing, vendor text withheld.',
+  'vendor:rate-limit':
+    "A vendor's 429 becomes 503 upstream_busy with Retry-After; an exhausted vendor account a 503.",
 } as const;
 
 export type Requirement = keyof typeof REQUIREMENTS;

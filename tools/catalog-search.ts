@@ -27,13 +27,16 @@ function stem(t: string): string {
 
 interface Indexed {
   action: Action;
+  /** Words of the action's own name: the strongest signal ("markdown" → scraperC/markdown). */
+  name: Set<string>;
   strong: Set<string>;
   weak: Set<string>;
 }
 
 const INDEX: Indexed[] = actions.map((a) => ({
   action: a,
-  strong: new Set(tokenize(`${a.service} ${a.action} ${a.title} ${a.keywords.join(' ')}`)),
+  name: new Set(tokenize(a.action.replaceAll(/[-_]/g, ' '))),
+  strong: new Set(tokenize(`${a.service} ${a.title} ${a.keywords.join(' ')}`)),
   weak: new Set(tokenize(a.summary)),
 }));
 
@@ -46,10 +49,11 @@ export function searchCatalog(query: string, limit: number): Match[] {
   const terms = [...new Set(tokenize(query))];
   if (terms.length === 0) return [];
   const out: Match[] = [];
-  for (const { action, strong, weak } of INDEX) {
+  for (const { action, name, strong, weak } of INDEX) {
     let score = 0;
     for (const t of terms) {
-      if (strong.has(t)) score += 3;
+      if (name.has(t)) score += 4;
+      else if (strong.has(t)) score += 3;
       else if (weak.has(t)) score += 1;
     }
     if (score > 0) out.push({ action, score: score / terms.length });

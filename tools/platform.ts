@@ -1,7 +1,7 @@
-import { GatewayError, notConfigured } from '../src/errors.js';
 import { formatUsd } from '../src/lib/money.js';
 import { searchCatalog } from './catalog-search.js';
 import { planCalls } from './consult-plan.js';
+import { supersearch, supersearchPrecheck } from './supersearch.js';
 import type { ServiceHandlers } from './types.js';
 
 export const platformHandlers: ServiceHandlers<'platform'> = {
@@ -11,14 +11,12 @@ export const platformHandlers: ServiceHandlers<'platform'> = {
   },
 
   'platform/supersearch': {
-    precheck: () =>
-      notConfigured('Web search for platform/supersearch', [
-        'TOLLGATE_FIRECRAWL_API_KEY',
-        'TOLLGATE_FASTCRW_API_KEY',
-      ]),
-    run: async () => {
-      throw new GatewayError('not_configured', 'Web search is not configured.');
-    },
+    precheck: supersearchPrecheck,
+    provider: (input, s) =>
+      input.urls?.length
+        ? 'builtin'
+        : [s.vendors.firecrawl && 'firecrawl', s.vendors.fastcrw && 'fastcrw'].filter(Boolean).join('+'),
+    run: supersearch,
   },
 
   'platform/discover': async (input) => ({

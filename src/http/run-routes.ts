@@ -1,8 +1,10 @@
 import { type Request, type Response, Router } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
+import { encodeChallenge, encodeReceipt } from '../../auth/x402/codec.js';
 import { GatewayError, toGatewayError } from '../errors.js';
-import { execute, type RunDeps } from '../run/execute.js';
+import type { RunDeps } from '../run/execute.js';
+import { executeCall, type X402Deps } from '../run/x402-call.js';
 import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
 import { jsonBody } from './json-body.js';
 import { sendError } from './respond.js';
@@ -15,6 +17,8 @@ export interface RunRoutesDeps {
   auth: Authenticator;
   maxBodyBytes: number;
   publicUrl: string;
+  /** x402 payments; undefined when not configured (then a 402 names API keys only). */
+  x402?: X402Deps | undefined;
 }
 
 export function runRoutes(deps: RunRoutesDeps): Router {
@@ -46,18 +50,30 @@ export function runRoutes(deps: RunRoutesDeps): Router {
       if (!res.writableFinished) cancel.abort();
     });
     const key = req.headers['idempotency-key'];
-    const outcome = await execute(
-      deps.run,
-      `${req.params.service}/${req.params.action}`,
-      req.body,
+    const { outcome, paymentRequired, paymentResponse } = await executeCall(deps.run, deps.x402, {
+      actionId: `${req.params.service}/${req.params.action}`,
+      input: req.body,
       principal,
-      {
+      payment: req.headers['payment-signature'],
+      transport: 'http',
+      opts: {
         idempotencyKey: typeof key === 'string' ? key : undefined,
         signal: cancel.signal,
         requestId: req.id,
       },
-    );
+    });
     if (res.destroyed) return;
+    // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, spec §7), the
+    // settlement receipt in PAYMENT-RESPONSE.
+    if (paymentRequired || paymentResponse) {
+      res.setHeader('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE');
+    }
+    if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
+    if (paymentRequired) {
+      res.setHeader('PAYMENT-REQUIRED', encodeChallenge(paymentRequired));
+      res.setHeader('Cache-Control', 'no-store');
+      return res.status(402).json(paymentRequired);
+    }
     if (!outcome.ok) return sendError(res, outcome.error);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
     const body: Record<string, unknown> = {

@@ -44,7 +44,8 @@ export interface CallRow {
   price_micros: number;
   hold_micros: number;
   charged_micros: number;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: 'pending' | 'succeeded' | 'failed' | 'refunded';
+  refunded_micros: number;
   error_code: string | null;
   idempotency_key: string | null;
   payment_method: PaymentMethod;
@@ -69,8 +70,19 @@ export interface BeginRequest {
   idempotency?: { key: string; fingerprint: string };
   /** The hold expires (and the sweeper voids it) this many ms after it was taken. */
   holdTtlMs: number;
-  /** Optional per-UTC-day spending cap checked together with the hold (model router). */
-  dailyCap?: { limitMicros: number };
+  /**
+   * Optional per-UTC-day spending cap checked together with the hold (model router). `scope` counts against a
+   * separate cap inside the account (an OAuth client's daily limit: `oauth:<client id>`); absent, the
+   * account-wide one.
+   */
+  dailyCap?: { limitMicros: number; scope?: string };
+  /**
+   * Money that comes with the call instead of from the balance (an x402 payment, verified but not yet settled):
+   * credited in the same write as the hold (a topup from sys_funding tagged with the call), consumed by the
+   * capture, and reversed when the hold is voided or expires, or for the part the capture did not use. A call
+   * that collected nothing therefore leaves nothing behind, and entries still sum to zero.
+   */
+  funding?: { micros: number; memo: string };
   meta?: Record<string, unknown>;
 }
 
@@ -90,6 +102,8 @@ export interface CaptureRequest {
   /** The response stored for idempotent replays (the envelope). */
   response?: unknown;
   meta?: Record<string, unknown>;
+  /** The job handle this call started (render, crawl…): a later poll that sees the job fail refunds the call. */
+  jobHandle?: string;
 }
 
 export interface VoidRequest {
@@ -135,6 +149,15 @@ export interface Ledger {
   capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }>;
   /** Releases the hold and records failure; the idempotency key is released so a retry runs again. */
   void(callId: string, req: VoidRequest): Promise<void>;
+  /**
+   * Refunds the call that started job `handle` for this account, once: a compensating transfer back from
+   * revenue, and the call's status becomes `refunded`. Returns what was refunded (0 if nothing was due).
+   */
+  refundJob(
+    accountId: string,
+    handle: string,
+    reason: string,
+  ): Promise<{ refundedMicros: number; callId?: string }>;
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   sweep(now: number): Promise<SweepResult>;
   /** Voids every pending hold; used at start-up of a single-instance gateway, where any pending hold is orphaned. */

@@ -11,6 +11,7 @@ export function transactionView(c: CallRow): TransactionView {
     price_cents: microsToCents(c.price_micros),
     charged_cents: microsToCents(c.charged_micros),
     charged_micros: c.charged_micros,
+    refunded_cents: microsToCents(c.refunded_micros),
     payment_method: c.payment_method,
     provider: c.provider,
     idempotency_key: c.idempotency_key,

@@ -12,6 +12,7 @@ import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import type { Inflight } from './inflight.js';
+import type { RateLimiter } from './rate-limit.js';
 import { beginRefusal, paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
 
@@ -27,6 +28,8 @@ export interface RunDeps {
   inflight: Inflight;
   /** Minimum hold lifetime; a hold always outlives its action's timeout. */
   holdTtlMs: number;
+  /** Per-account admission rate; absent in tests that do not exercise it. */
+  rateLimiter?: RateLimiter;
 }
 
 export interface ExecuteOptions {
@@ -36,6 +39,26 @@ export interface ExecuteOptions {
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
   requestId?: string | undefined;
+  /** A payment that comes with this call instead of from a balance (x402: src/run/x402-call.ts). */
+  payment?: CallPayment | undefined;
+}
+
+/**
+ * The hook through which a payment presented with the call (x402) pays for it. execute keeps deciding what is
+ * charged; the payment only says whether money can be collected and collects it.
+ */
+export interface CallPayment {
+  /**
+   * After validation, before the hold: make sure the payment can pay (x402: facilitator verify, or settle first).
+   * Throws a GatewayError to refuse. Returns the provisional funding credited with the hold (reversed by the
+   * ledger if the call fails), or undefined when the money is already on the account.
+   */
+  authorize(): Promise<{ micros: number; memo: string } | undefined>;
+  /**
+   * After the handler succeeded, before the capture: collect the money (x402: settle). Throws a GatewayError
+   * to fail the call uncharged (the result is withheld). Returns facts for the transaction record.
+   */
+  collect(envelope: Envelope): Promise<Record<string, unknown>>;
 }
 
 export type Outcome =
@@ -130,6 +153,7 @@ async function run(
 
   const refusal = def.precheck?.(input as never, deps.services);
   if (refusal) throw refusal;
+  if (principal.kind !== 'anonymous') deps.rateLimiter?.take(principal.accountId);
   if (!deps.inflight.accepting) {
     throw new GatewayError(
       'shutting_down',
@@ -143,6 +167,7 @@ async function run(
   if (action.access !== 'paid') {
     // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).
     const data = await runHandler(deps, action, def, input, principal, undefined, opts);
+    await refundIfJobFailed(deps, action, input, data, principal);
     return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false };
   }
   return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts);
@@ -162,6 +187,8 @@ async function runPaid(
     throw invalidInput([{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' }]);
   }
   const priceMicros = centsToMicros(action.priceCents);
+  if (principal.kind === 'x402' && !opts.payment) throw new Error('an x402 principal needs its payment');
+  const funding = await opts.payment?.authorize();
 
   // 4 + 5. idempotency claim, funds check and hold: one serialized write
   const begun = await deps.ledger.begin({
@@ -176,6 +203,12 @@ async function runPaid(
         ? undefined
         : { key, fingerprint: fingerprint({ action: action.id, body: rawInput }) },
     holdTtlMs: Math.max(deps.holdTtlMs, action.timeoutMs + HOLD_MARGIN_MS),
+    funding,
+    // The daily limit the account chose for this OAuth client at consent, checked with the hold.
+    dailyCap:
+      principal.kind === 'oauth' && principal.dailyLimitMicros !== undefined
+        ? { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
+        : undefined,
   });
   if (begun.kind === 'replay') {
     const env = begun.response as Envelope;
@@ -212,12 +245,28 @@ async function runPaid(
 
   // 7. success → capture (≤ hold), storing the envelope for idempotent replays
   const envelope: Envelope = { ok: true, data, charged_cents: action.priceCents, transaction_id: callId };
+  let meta: Record<string, unknown> | undefined;
+  if (opts.payment) {
+    try {
+      meta = await opts.payment.collect(envelope);
+    } catch (e) {
+      // Not collected (or not known to be): nothing is charged and the result is withheld.
+      const error = toGatewayError(e);
+      const durationMs = Math.round(performance.now() - started);
+      await deps.ledger
+        .void(callId, { errorCode: error.code, provider, durationMs })
+        .catch((ve) => deps.log.error({ err: ve, txn: callId }, 'void failed; the sweeper will release it'));
+      return { ok: false, error, transactionId: callId };
+    }
+  }
   try {
     await deps.ledger.capture(callId, {
       amountMicros: priceMicros,
       provider,
       durationMs: Math.round(performance.now() - started),
       response: envelope,
+      meta,
+      jobHandle: jobHandleOf(action, data),
     });
   } catch (e) {
     // The hold was resolved elsewhere (expired and swept): the work is done but was not charged. Under-billing
@@ -225,6 +274,7 @@ async function runPaid(
     deps.log.error({ err: e, txn: callId, action: action.id }, 'capture failed; call delivered uncharged');
     return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: callId, replayed: false };
   }
+  await refundIfJobFailed(deps, action, input, data, principal);
   return {
     ok: true,
     data,
@@ -233,6 +283,37 @@ async function runPaid(
     transactionId: callId,
     replayed: false,
   };
+}
+
+/** The handle a start action's output names (`jobHandle`), linked to its call at capture. */
+function jobHandleOf(action: Action, data: unknown): string | undefined {
+  if (!action.jobHandle) return undefined;
+  const v = (data as Record<string, unknown>)[action.jobHandle];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * A poll that reports its job failed refunds the call that started the job (once; the ledger makes it
+ * idempotent). The poll itself succeeded, so a refund error is logged, never turned into a failed poll.
+ */
+async function refundIfJobFailed(
+  deps: RunDeps,
+  action: Action,
+  input: Record<string, unknown>,
+  data: unknown,
+  principal: Principal,
+): Promise<void> {
+  const rule = action.refundsStart;
+  if (!rule || principal.kind === 'anonymous' || !rule.failed(data as Record<string, unknown>)) return;
+  const handle = input[rule.handleField];
+  if (typeof handle !== 'string') return;
+  try {
+    const r = await deps.ledger.refundJob(principal.accountId, handle, 'job_failed');
+    if (r.refundedMicros > 0)
+      deps.log.info({ txn: r.callId, micros: r.refundedMicros, handle }, 'refunded a failed job');
+  } catch (err) {
+    deps.log.error({ err, handle, action: action.id }, 'refund of a failed job did not go through');
+  }
 }
 
 async function runHandler(

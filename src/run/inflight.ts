@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * Calls in flight, for graceful shutdown: stop admitting, let running calls finish (their holds are then
  * captured or voided normally), and abort the ones still running after the grace period so that they void.
@@ -6,6 +8,11 @@ export class Inflight {
   private readonly running = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   private closing = false;
+
+  constructor() {
+    // Every call in flight listens for shutdown; hundreds at once are normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   get signal(): AbortSignal {
     return this.shutdown.signal;

@@ -6,19 +6,38 @@ import { formatUsd, microsToCents } from '../lib/money.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
 
+/** How x402 figures in a 402: off on this gateway, or offered (and possibly a refused payment's reason). */
+export type X402Offer =
+  | { enabled: false }
+  | { enabled: true; accepts: unknown[]; refused?: { reason: string; message: string } };
+
 /** The ways to pay, named in every 402. The x402 challenge joins the list when x402 is configured. */
-export function paymentRequired(action: Action): GatewayError {
-  return new GatewayError(
-    'payment_required',
-    `${action.id} costs ${action.priceCents} cents per successful call. Send an API key as ` +
-      '"Authorization: Bearer tg_sk_…" (ask the operator for one: `tollgate accounts create`).',
-    {
-      details: {
-        price_cents: action.priceCents,
-        accepts: [{ method: 'api_key', header: 'Authorization: Bearer tg_sk_…' }],
+export function paymentRequired(action: Action, x402?: X402Offer): GatewayError {
+  const apiKey = { method: 'api_key', header: 'Authorization: Bearer tg_sk_…' };
+  const price = `${action.id} costs ${action.priceCents} cents per successful call.`;
+  const keyHint =
+    'an API key as "Authorization: Bearer tg_sk_…" (ask the operator for one: `tollgate accounts create`)';
+  if (x402?.enabled) {
+    const refused = x402.refused
+      ? `The x402 payment was refused (${x402.refused.reason}): ${x402.refused.message}. Nothing was charged. `
+      : '';
+    return new GatewayError(
+      'payment_required',
+      `${refused}${price} Pay with x402: sign the challenge of the PAYMENT-REQUIRED header (USDC) and retry with ` +
+        `it in PAYMENT-SIGNATURE; or send ${keyHint}.`,
+      {
+        details: {
+          price_cents: action.priceCents,
+          ...(x402.refused ? { reason: x402.refused.reason } : {}),
+          accepts: [apiKey, { method: 'x402', header: 'PAYMENT-SIGNATURE', accepts: x402.accepts }],
+        },
       },
-    },
-  );
+    );
+  }
+  const only = x402 ? ' This gateway accepts only API keys (x402 payments are not enabled).' : '';
+  return new GatewayError('payment_required', `${price}${only} Send ${keyHint}.`, {
+    details: { price_cents: action.priceCents, accepts: [apiKey] },
+  });
 }
 
 export function unauthorized(action: Action): GatewayError {
@@ -62,10 +81,22 @@ export function beginRefusal(
       );
     case 'daily_cap': {
       const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - Date.now()) / 1000));
+      // An OAuth client's own limit (chosen by the account owner at consent) is named as such.
+      const clientLimit = principal.kind === 'oauth' && principal.dailyLimitMicros === r.limitMicros;
+      const what = clientLimit
+        ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected,`
+        : `The daily spending cap of ${formatUsd(r.limitMicros)}`;
       return new GatewayError(
         'daily_cap_exceeded',
-        `Daily spending cap of ${formatUsd(r.limitMicros)} reached; it resets at 00:00 UTC.`,
-        { retryAfterSeconds, details: { limit_micros: r.limitMicros, spent_micros: r.spentMicros } },
+        `${what} is reached; it resets at 00:00 UTC. Nothing was charged.`,
+        {
+          retryAfterSeconds,
+          details: {
+            limit_micros: r.limitMicros,
+            spent_micros: r.spentMicros,
+            scope: clientLimit ? 'client' : 'account',
+          },
+        },
       );
     }
   }

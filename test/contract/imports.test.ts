@@ -36,7 +36,7 @@ const ALLOWED: Record<string, string[]> = {
   engine: ['engine', 'upstreams', 'lib', 'errors'],
   lib: ['lib'],
   errors: [],
-  config: [],
+  config: ['lib'],
 };
 
 // Type-only imports of the interfaces handlers are given (tools/context.ts) are allowed from infrastructure

@@ -50,6 +50,8 @@ export function testConfig(env: Record<string, string> = {}, dataDir?: string): 
     TOLLGATE_LOG_LEVEL: process.env.TOLLGATE_TEST_LOG_LEVEL ?? 'silent',
     TOLLGATE_FETCH_ALLOW: '127.0.0.1,localhost',
     TOLLGATE_SHUTDOWN_GRACE_SECONDS: '2',
+    // Tests hammer one account on purpose; the rate limit has its own test.
+    TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
     ...env,
   });
 }

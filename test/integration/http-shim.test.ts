@@ -140,7 +140,11 @@ describe('the built-in scraperC fetch', () => {
       { key },
     );
     expect(r.status).toBe(200);
-    expect(r.body.data).toEqual({ url: `${site.url}/`, markdown: '# Hello\n\nWorld of [links](/a).' });
+    // Links come back absolute, so they still work outside the page.
+    expect(r.body.data).toEqual({
+      url: `${site.url}/`,
+      markdown: `# Hello\n\nWorld of [links](${site.url}/a).`,
+    });
     const l = await t.post(
       '/api/run/scraperC/scrape',
       { url: `${site.url}/latin1`, browser: false },

@@ -278,6 +278,45 @@ describe('idempotency', () => {
   });
 });
 
+describe('refunds', () => {
+  it('[billing:failed-job-refunded] refunds the call that started a job, once, as a compensating transfer', async () => {
+    const acct = await funded(2_000_000);
+    const call = await started(ledger.begin(req(acct, 1_000_000)));
+    await ledger.capture(call, {
+      amountMicros: 1_000_000,
+      provider: null,
+      durationMs: 1,
+      jobHandle: 'rnd_1',
+    });
+    expect((await ledger.balance(acct)).balance_micros).toBe(1_000_000);
+    const other = await funded(0);
+    expect(await ledger.refundJob(other, 'rnd_1', 'job_failed')).toEqual({ refundedMicros: 0 });
+    expect(await ledger.refundJob(acct, 'rnd_1', 'job_failed')).toEqual({
+      refundedMicros: 1_000_000,
+      callId: call,
+    });
+    expect(await ledger.refundJob(acct, 'rnd_1', 'job_failed')).toEqual({ refundedMicros: 0, callId: call });
+    expect((await ledger.balance(acct)).balance_micros).toBe(2_000_000);
+    expect(await ledger.getCall(call)).toMatchObject({
+      status: 'refunded',
+      charged_micros: 1_000_000,
+      refunded_micros: 1_000_000,
+    });
+    expect(await ledger.refundJob(acct, 'unknown', 'job_failed')).toEqual({ refundedMicros: 0 });
+    assertConservation();
+  });
+
+  it('concurrent refunds of the same job pay back once', async () => {
+    const acct = await funded(1_000_000);
+    const call = await started(ledger.begin(req(acct, 500_000)));
+    await ledger.capture(call, { amountMicros: 500_000, provider: null, durationMs: 1, jobHandle: 'j' });
+    const rs = await Promise.all(Array.from({ length: 10 }, () => ledger.refundJob(acct, 'j', 'x')));
+    expect(rs.filter((r) => r.refundedMicros > 0)).toHaveLength(1);
+    expect((await ledger.balance(acct)).balance_micros).toBe(1_000_000);
+    assertConservation();
+  });
+});
+
 describe('expiry and recovery', () => {
   it('[billing:crash-recovery] the sweeper voids holds past their expiry, and only those', async () => {
     const acct = await funded(100_000);

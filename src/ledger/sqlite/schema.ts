@@ -22,7 +22,7 @@ const LEDGER_MIGRATIONS: string[] = [
     transfer_id   TEXT NOT NULL,
     account_id    TEXT NOT NULL REFERENCES accounts(id),
     amount_micros INTEGER NOT NULL,
-    kind          TEXT NOT NULL CHECK (kind IN ('topup', 'charge')),
+    kind          TEXT NOT NULL CHECK (kind IN ('topup', 'charge', 'refund')),
     call_id       TEXT,
     memo          TEXT,
     created_at    INTEGER NOT NULL
@@ -30,6 +30,8 @@ const LEDGER_MIGRATIONS: string[] = [
   CREATE INDEX entries_account ON entries(account_id);
   -- A call is charged at most once.
   CREATE UNIQUE INDEX entries_charge_once ON entries(call_id, account_id) WHERE kind = 'charge';
+  -- … and refunded at most once.
+  CREATE UNIQUE INDEX entries_refund_once ON entries(call_id, account_id) WHERE kind = 'refund';
   CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries BEGIN SELECT RAISE(ABORT, 'entries are append-only'); END;
   CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT RAISE(ABORT, 'entries are append-only'); END;
 
@@ -52,7 +54,8 @@ const LEDGER_MIGRATIONS: string[] = [
     price_micros    INTEGER NOT NULL,
     hold_micros     INTEGER NOT NULL,
     charged_micros  INTEGER NOT NULL DEFAULT 0,
-    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    refunded_micros INTEGER NOT NULL DEFAULT 0,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'refunded')),
     error_code      TEXT,
     idempotency_key TEXT,
     payment_method  TEXT NOT NULL,
@@ -106,6 +109,15 @@ const LEDGER_MIGRATIONS: string[] = [
     ('sys_revenue', 'revenue: captured charges', 'system', 0),
     ('sys_funding', 'funding: credit added from outside', 'system', 0);
   `,
+  // Provisional funding that came with a call (x402), reversed if the hold does not post.
+  `ALTER TABLE holds ADD COLUMN funding_micros INTEGER NOT NULL DEFAULT 0 CHECK (funding_micros >= 0);`,
+  // Which call started which job (render, crawl…), so a poll that sees the job fail can refund that call.
+  `CREATE TABLE call_jobs (
+     account_id TEXT NOT NULL,
+     handle     TEXT NOT NULL,
+     call_id    TEXT NOT NULL REFERENCES calls(id),
+     PRIMARY KEY (account_id, handle)
+   );`,
 ];
 
 export function migrateLedger(db: SqliteDb): void {

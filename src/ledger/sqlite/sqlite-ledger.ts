@@ -15,6 +15,7 @@ import {
   type SweepResult,
   type VoidRequest,
 } from '../types.js';
+import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -30,6 +31,7 @@ interface HoldRow {
   amount_micros: number;
   status: 'pending' | 'posted' | 'voided' | 'expired';
   cap_day: string | null;
+  funding_micros: number;
 }
 
 interface CallDbRow extends Omit<CallRow, 'meta'> {
@@ -57,6 +59,7 @@ function toCallRow(r: CallDbRow): CallRow {
 
 export class SqliteLedger implements Ledger {
   private readonly q: WriteQueue;
+  private readonly refunds: SqliteRefunds;
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
   private readonly s;
@@ -66,6 +69,7 @@ export class SqliteLedger implements Ledger {
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
     this.q = new WriteQueue(db);
+    this.refunds = new SqliteRefunds(db);
     // Every statement is prepared once; the request path only binds and steps.
     this.s = {
       account: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
@@ -136,19 +140,19 @@ export class SqliteLedger implements Ledger {
         'SELECT * FROM calls WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
       ),
       hold: db.prepare<[string], HoldRow>(
-        'SELECT call_id, account_id, amount_micros, status, cap_day FROM holds WHERE call_id = ?',
+        'SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE call_id = ?',
       ),
       insHold: db.prepare(
-        "INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
+        "INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at, funding_micros) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
       ),
       resolveHold: db.prepare(
         "UPDATE holds SET status = ?, posted_micros = ?, resolved_at = ? WHERE call_id = ? AND status = 'pending'",
       ),
       expired: db.prepare<[number], HoldRow>(
-        "SELECT call_id, account_id, amount_micros, status, cap_day FROM holds WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT 500",
+        "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT 500",
       ),
       allPending: db.prepare<[], HoldRow>(
-        "SELECT call_id, account_id, amount_micros, status, cap_day FROM holds WHERE status = 'pending'",
+        "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending'",
       ),
     };
   }
@@ -234,6 +238,7 @@ export class SqliteLedger implements Ledger {
   begin(req: BeginRequest): Promise<BeginResult> {
     assertMicros(req.priceMicros, 'price');
     assertMicros(req.holdMicros, 'hold');
+    if (req.funding) assertMicros(req.funding.micros, 'funding');
     return this.q.run(
       (): BeginResult => {
         const now = this.clock.now();
@@ -251,8 +256,10 @@ export class SqliteLedger implements Ledger {
 
         const acct = this.s.account.get(req.accountId);
         if (!acct) throw new LedgerStateError(`unknown account ${req.accountId}`);
+        const funding = req.funding?.micros ?? 0;
         if (acct.kind !== 'system') {
-          const available = acct.balance_micros - acct.held_micros;
+          // The call's own funding counts; it is written only once every check has passed.
+          const available = acct.balance_micros - acct.held_micros + funding;
           if (available < req.holdMicros) {
             return { kind: 'insufficient', availableMicros: available, requiredMicros: req.holdMicros };
           }
@@ -260,7 +267,9 @@ export class SqliteLedger implements Ledger {
 
         let capDay: string | null = null;
         if (req.dailyCap) {
-          capDay = utcDay(now);
+          // A scoped cap keeps its own counter row, told apart in the day key ("2026-05-01 oauth:<client>"):
+          // the hold records that key (cap_day), so capture and void release exactly the counter they charged.
+          capDay = req.dailyCap.scope ? `${utcDay(now)} ${req.dailyCap.scope}` : utcDay(now);
           const spent = this.s.daily.get(req.accountId, capDay)?.spent_micros ?? 0;
           if (spent + req.holdMicros > req.dailyCap.limitMicros) {
             return {
@@ -274,6 +283,13 @@ export class SqliteLedger implements Ledger {
         }
 
         const callId = newId('txn', now);
+        if (req.funding && funding > 0) {
+          const transfer = newId('tr', now);
+          this.s.insEntry.run(transfer, req.accountId, funding, 'topup', callId, req.funding.memo, now);
+          this.s.insEntry.run(transfer, 'sys_funding', -funding, 'topup', callId, req.funding.memo, now);
+          this.s.addBalance.run(funding, req.accountId);
+          this.s.addBalance.run(-funding, 'sys_funding');
+        }
         this.s.insCall.run(
           callId,
           req.accountId,
@@ -286,7 +302,7 @@ export class SqliteLedger implements Ledger {
           now,
           req.meta ? JSON.stringify(req.meta) : null,
         );
-        this.s.insHold.run(callId, req.accountId, req.holdMicros, capDay, now + req.holdTtlMs, now);
+        this.s.insHold.run(callId, req.accountId, req.holdMicros, capDay, now + req.holdTtlMs, now, funding);
         this.s.addHeld.run(req.holdMicros, req.accountId);
         if (idem) this.s.insIdem.run(req.accountId, idem.key, idem.fingerprint, callId, now);
         return { kind: 'started', callId };
@@ -316,6 +332,7 @@ export class SqliteLedger implements Ledger {
       }
       if (hold.cap_day)
         this.s.subDaily.run(hold.amount_micros - req.amountMicros, hold.account_id, hold.cap_day);
+      this.reverseFunding(hold, hold.funding_micros - req.amountMicros, now);
       this.s.finishOk.run(
         req.amountMicros,
         req.provider,
@@ -324,6 +341,7 @@ export class SqliteLedger implements Ledger {
         req.meta ? JSON.stringify(req.meta) : null,
         callId,
       );
+      if (req.jobHandle !== undefined) this.refunds.linkJob(hold.account_id, req.jobHandle, callId);
       const call = this.s.call.get(callId) as CallDbRow;
       if (call.idempotency_key !== null) {
         this.s.idemDone.run(
@@ -335,6 +353,14 @@ export class SqliteLedger implements Ledger {
       }
       return { chargedMicros: req.amountMicros };
     });
+  }
+
+  refundJob(
+    accountId: string,
+    handle: string,
+    reason: string,
+  ): Promise<{ refundedMicros: number; callId?: string }> {
+    return this.q.run(() => this.refunds.refund(accountId, handle, reason, this.clock.now()));
   }
 
   void(callId: string, req: VoidRequest): Promise<void> {
@@ -367,6 +393,8 @@ export class SqliteLedger implements Ledger {
     }
     this.s.settle.run(0, hold.amount_micros, hold.account_id);
     if (hold.cap_day) this.s.subDaily.run(hold.amount_micros, hold.account_id, hold.cap_day);
+    // Funding that came with the call was never collected: take it back out.
+    this.reverseFunding(hold, hold.funding_micros, now);
     this.s.finishFail.run(
       errorCode,
       provider,
@@ -377,6 +405,17 @@ export class SqliteLedger implements Ledger {
     );
     // Nothing was charged, so the key is released: a retry with the same key runs the call again.
     this.s.delIdemOfCall.run(hold.account_id, hold.call_id);
+  }
+
+  /** Reverses `micros` of a call's provisional funding (negative topup entries back to sys_funding). */
+  private reverseFunding(hold: HoldRow, micros: number, now: number): void {
+    if (micros <= 0) return;
+    const transfer = newId('tr', now);
+    const memo = 'reversal: funding not collected';
+    this.s.insEntry.run(transfer, hold.account_id, -micros, 'topup', hold.call_id, memo, now);
+    this.s.insEntry.run(transfer, 'sys_funding', micros, 'topup', hold.call_id, memo, now);
+    this.s.addBalance.run(-micros, hold.account_id);
+    this.s.addBalance.run(micros, 'sys_funding');
   }
 
   sweep(now: number): Promise<SweepResult> {

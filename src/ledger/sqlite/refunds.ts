@@ -1,0 +1,62 @@
+import { newId } from '../../lib/ids.js';
+import type { SqliteDb } from '../../lib/sqlite.js';
+
+// Refunds of calls whose work failed after they were charged (a render that fails, a job that fails): a
+// compensating transfer from revenue back to the account — entries stay append-only and sum to zero — at most
+// once per call (a unique index on refund entries is the backstop). Runs inside the ledger's write queue.
+
+interface Row {
+  call_id: string;
+  status: string;
+  charged_micros: number;
+}
+
+export class SqliteRefunds {
+  private readonly link;
+  private readonly find;
+  private readonly entry;
+  private readonly balance;
+  private readonly mark;
+
+  constructor(db: SqliteDb) {
+    this.link = db.prepare('INSERT OR IGNORE INTO call_jobs (account_id, handle, call_id) VALUES (?, ?, ?)');
+    this.find = db.prepare<[string, string], Row>(
+      `SELECT c.id AS call_id, c.status, c.charged_micros
+         FROM call_jobs j JOIN calls c ON c.id = j.call_id
+        WHERE j.account_id = ? AND j.handle = ?`,
+    );
+    this.entry = db.prepare(
+      "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, 'refund', ?, ?, ?)",
+    );
+    this.balance = db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?');
+    this.mark = db.prepare(
+      "UPDATE calls SET status = 'refunded', refunded_micros = ?, error_code = ? WHERE id = ? AND status = 'succeeded'",
+    );
+  }
+
+  /** Records that `callId` started job `handle` (in the capture's transaction). */
+  linkJob(accountId: string, handle: string, callId: string): void {
+    this.link.run(accountId, handle, callId);
+  }
+
+  refund(
+    accountId: string,
+    handle: string,
+    reason: string,
+    now: number,
+  ): { refundedMicros: number; callId?: string } {
+    const row = this.find.get(accountId, handle);
+    if (!row) return { refundedMicros: 0 };
+    if (row.status !== 'succeeded' || row.charged_micros === 0)
+      return { refundedMicros: 0, callId: row.call_id };
+    const amount = row.charged_micros;
+    if (this.mark.run(amount, reason, row.call_id).changes !== 1)
+      return { refundedMicros: 0, callId: row.call_id };
+    const transfer = newId('tr', now);
+    this.entry.run(transfer, accountId, amount, row.call_id, reason, now);
+    this.entry.run(transfer, 'sys_revenue', -amount, row.call_id, reason, now);
+    this.balance.run(amount, accountId);
+    this.balance.run(-amount, 'sys_revenue');
+    return { refundedMicros: amount, callId: row.call_id };
+  }
+}
