@@ -208,6 +208,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
+    x402,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.

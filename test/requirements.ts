@@ -212,6 +212,8 @@ export const REQUIREMENTS = {
   'llm:internal-service':
     "The internal LlmService uses the same tiers and fallback; its cost is the gateway's own (no ledger).",
   // x402 (spec §5, §7; docs/decisions.md "x402")
+  'x402:mcp-pays-through-meta':
+    'Over MCP, an unpaid call gets the challenge as an isError result; _meta["x402/payment"] pays it (§5).',
   'x402:unpaid-call-gets-402':
     'A paid call without credentials gets 402 with an x402 v2 PaymentRequired in PAYMENT-REQUIRED, mirrored as the body (after input validation).',
   'x402:api-keys-only-without-pay-to':

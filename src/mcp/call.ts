@@ -9,7 +9,8 @@ import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
-import { type ExecuteOptions, execute, type Outcome, type RunDeps } from '../run/execute.js';
+import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { type CallResult, executeCall, type X402Deps } from '../run/x402-call.js';
 import type { CallRegistry } from './cancellations.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
 
@@ -20,7 +21,13 @@ import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
 export interface CallDeps {
   run: RunDeps;
   calls: CallRegistry;
+  /** x402 payments, when configured: accountless callers pay with `_meta["x402/payment"]`. */
+  x402?: X402Deps | undefined;
 }
+
+/** x402's MCP transport keys (x402 specs/transports-v2/mcp.md). */
+export const X402_PAYMENT_META = 'x402/payment';
+export const X402_RECEIPT_META = 'x402/payment-response';
 
 type Params = CallToolRequest['params'];
 
@@ -49,19 +56,45 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
         invalidInput([{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: 'must be a string' }]),
       );
     }
-    const outcome = await withCancellation(deps, principal, ctx, (signal) =>
-      execute(deps.run, action.id, args, principal, {
-        idempotencyKey: key,
-        signal,
-        onProgress: progressSender(ctx),
+    // The same entry point as the HTTP door: an account pays from its balance; an anonymous caller of a paid
+    // tool speaks x402 (challenge, or the payment in _meta).
+    const result = await withCancellation(deps, principal, ctx, (signal) =>
+      executeCall(deps.run, deps.x402, {
+        actionId: action.id,
+        input: args,
+        principal,
+        payment: ctx.mcpReq._meta?.[X402_PAYMENT_META],
+        transport: 'mcp',
+        opts: { idempotencyKey: key, signal, onProgress: progressSender(ctx) },
       }),
     );
-    return toResult(outcome);
+    return paidResult(result);
   } catch (e) {
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.run.log.error({ err: e, tool: params.name }, 'mcp tools/call failed');
     return mcpErrorResult(error);
   }
+}
+
+/**
+ * x402's MCP transport: a challenge (or a refused or unsettled payment) is an `isError` result carrying the
+ * PaymentRequired as structured content and as its JSON text, never the tool's content; a paid result carries
+ * the settlement receipt in `_meta`.
+ */
+export function paidResult(r: CallResult): CallToolResult {
+  if (r.paymentRequired) {
+    const challenge = r.paymentRequired as unknown as Record<string, unknown>;
+    const res: CallToolResult = {
+      isError: true,
+      structuredContent: challenge,
+      content: [{ type: 'text', text: JSON.stringify(challenge) }],
+    };
+    if (r.paymentResponse) res._meta = { [X402_RECEIPT_META]: r.paymentResponse };
+    return res;
+  }
+  const res = toResult(r.outcome);
+  if (r.paymentResponse) res._meta = { ...res._meta, [X402_RECEIPT_META]: r.paymentResponse };
+  return res;
 }
 
 /** Success: the action's data plus `charged_cents` and `transaction_id`, as structured content and as text. */
@@ -80,12 +113,12 @@ export function toResult(outcome: Outcome): CallToolResult {
  * closed; any era: the connection dropped) and, for 2025-era clients, a `notifications/cancelled` that arrived
  * on another stateless request (CallRegistry).
  */
-async function withCancellation(
+async function withCancellation<T>(
   deps: CallDeps,
   principal: Principal,
   ctx: ServerContext,
-  run: (signal: AbortSignal) => Promise<Outcome>,
-): Promise<Outcome> {
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   if (principal.kind === 'anonymous') return run(ctx.mcpReq.signal);
   const entry = deps.calls.begin(callerKey(principal), ctx.mcpReq.id);
   try {

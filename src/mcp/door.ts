@@ -13,6 +13,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { RunDeps } from '../run/execute.js';
+import type { X402Deps } from '../run/x402-call.js';
 import { CallRegistry } from './cancellations.js';
 import { mcpGuard } from './guard.js';
 import { SERVER_NAME, serverFactory } from './server.js';
@@ -22,6 +23,12 @@ import { SERVER_NAME, serverFactory } from './server.js';
 // 401 challenge points at. Middleware order: guard → bearer → body → SDK handler.
 
 export const MCP_PATH = '/mcp';
+/**
+ * Accountless MCP (x402): no credentials; a paid tool answers with an x402 challenge and is paid with
+ * `_meta["x402/payment"]`. It cannot share /mcp, where an anonymous request must get the 401 that sends OAuth
+ * hosts into sign-in — the same 401 would stop an x402 client at `initialize` (docs/decisions.md).
+ */
+export const MCP_X402_PATH = '/mcp/x402';
 
 /**
  * A coarse guard on the whole JSON-RPC body, before the SDK parses it: the tool arguments sit three levels
@@ -46,6 +53,8 @@ export interface McpDoorDeps {
   authorizationServers?: () => readonly string[];
   /** Scopes every token must carry (else 403 insufficient_scope, the scope named in the challenge). */
   requiredScopes?: readonly string[];
+  /** x402 payments, when configured (the accountless endpoint below takes them). */
+  x402?: X402Deps | undefined;
 }
 
 export interface McpDoor {
@@ -59,10 +68,13 @@ export interface McpDoor {
 
 export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const calls = new CallRegistry();
-  const handler = createMcpHandler(serverFactory({ run: deps.run, calls, version: deps.version }), {
-    onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
-    maxRequestBodySize: deps.maxBodyBytes,
-  });
+  const handler = createMcpHandler(
+    serverFactory({ run: deps.run, calls, version: deps.version, x402: deps.x402 }),
+    {
+      onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
+      maxRequestBodySize: deps.maxBodyBytes,
+    },
+  );
   const node = toNodeHandler(handler, {
     onerror: (err) => deps.log.error({ err }, 'mcp handler failed'),
     maxRequestBodySize: deps.maxBodyBytes,
@@ -88,6 +100,20 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
       bearer(verifier, () => getOAuthProtectedResourceMetadataUrl(resourceUrl()), requiredScopes),
       jsonBody(deps.maxBodyBytes),
       (req: Request, res: Response) => {
+        void node(req, res, req.body);
+      },
+    );
+    app.all(
+      MCP_X402_PATH,
+      mcpGuard({
+        allowedHosts: deps.allowedHosts,
+        allowedOrigins: deps.allowedOrigins,
+        publicUrl: deps.publicUrl,
+      }),
+      jsonBody(deps.maxBodyBytes),
+      (req: Request, res: Response) => {
+        // Credentials sent here are ignored on purpose: this endpoint is for wallets, /mcp for accounts.
+        delete (req as { auth?: unknown }).auth;
         void node(req, res, req.body);
       },
     );

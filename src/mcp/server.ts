@@ -1,12 +1,13 @@
-import { type McpRequestContext, Server } from '@modelcontextprotocol/server';
+import { type McpRequestContext, Server, type Tool } from '@modelcontextprotocol/server';
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
 import type { RunDeps } from '../run/execute.js';
+import { advertisedPayment, type X402Deps } from '../run/x402-call.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { RESOURCES, readResource } from './resources.js';
-import { TOOLS } from './tools.js';
+import { actionForTool, TOOLS } from './tools.js';
 
 // The per-request server. `createMcpHandler` needs a fresh instance for every HTTP request (one instance per
 // exchange is what keeps callers apart, CVE-2026-25536), so this factory does as little as possible: the
@@ -37,13 +38,26 @@ export interface ServerDeps {
   run: RunDeps;
   calls: CallRegistry;
   version: string;
+  x402?: X402Deps | undefined;
+}
+
+/** The tool list, with each paid tool's x402 price in `_meta` when x402 is configured. Built once. */
+function toolsWithPayment(x402: X402Deps | undefined): Tool[] {
+  if (!x402) return [...TOOLS];
+  return TOOLS.map((tool) => {
+    const action = actionForTool(tool.name);
+    const requirements = action ? advertisedPayment(x402, action.id) : undefined;
+    return requirements
+      ? { ...tool, _meta: { ...tool._meta, 'x402/payment-requirements': [requirements] } }
+      : tool;
+  });
 }
 
 export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Server {
   const info = { name: SERVER_NAME, title: 'tollgate', version: deps.version };
-  const toolList = { tools: TOOLS as (typeof TOOLS)[number][] };
+  const toolList = { tools: toolsWithPayment(deps.x402) };
   const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
-  const callDeps: CallDeps = { run: deps.run, calls: deps.calls };
+  const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402 };
 
   return ({ authInfo }) => {
     const principal = principalFromAuthInfo(authInfo) ?? ANONYMOUS;
