@@ -295,6 +295,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await x402?.facilitator.close();
       db.close();
       releaseLock();
+      log.flush();
     },
   };
 }
