@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openLedger } from '../src/ledger/index.js';
 import type { Ledger } from '../src/ledger/types.js';
 import { systemClock } from '../src/lib/clock.js';
-import { load } from './stats.js';
+import { load, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
 // Ledger hold+capture pairs per second on SQLite with synchronous=FULL (every commit fsync'd), sequentially
@@ -33,6 +33,29 @@ const bench: BenchModule = async () => {
   await ledger.credit(acct.id, 1_000_000_000_000, 'bench');
   await pairs(ledger, acct.id, 500, 8); // warm-up
 
+  // Latency of each commit with one call in flight: what a single caller waits for.
+  const holdMs: number[] = [];
+  const captureMs: number[] = [];
+  for (let i = 0; i < 2500; i++) {
+    let t = performance.now();
+    const r = await ledger.begin({
+      accountId: acct.id,
+      action: 'bench/latency',
+      priceMicros: 10_000,
+      holdMicros: 10_000,
+      paymentMethod: 'api_key',
+      principal: 'bench',
+      holdTtlMs: 60_000,
+    });
+    holdMs.push(performance.now() - t);
+    if (r.kind !== 'started') throw new Error(`begin: ${r.kind}`);
+    t = performance.now();
+    await ledger.capture(r.callId, { amountMicros: 10_000, provider: null, durationMs: 0 });
+    captureMs.push(performance.now() - t);
+  }
+  const hs = summarize(holdMs.slice(500));
+  const cs = summarize(captureMs.slice(500));
+
   const rows: string[] = [];
   let best = 0;
   for (const c of [1, 8, 64, 256]) {
@@ -58,6 +81,13 @@ const bench: BenchModule = async () => {
       '| pairs in flight | pairs/s |',
       '|---|---|',
       ...rows,
+      '',
+      'Latency of one commit with a single call in flight (what a lone caller waits for):',
+      '',
+      '| commit | p50 | p99 |',
+      '|---|---|---|',
+      `| hold (\`begin\`, synchronous=NORMAL: rides on the next fsync) | ${hs.p50.toFixed(3)} ms | ${hs.p99.toFixed(3)} ms |`,
+      `| capture (synchronous=FULL, fsync’d) | ${cs.p50.toFixed(3)} ms | ${cs.p99.toFixed(3)} ms |`,
       '',
       `Target: ≥ 5,000 pairs/s — best measured **${Math.round(best).toLocaleString('en')}/s** (${best >= 5000 ? 'met' : 'not met'}).`,
       'With one pair in flight every commit waits for its own fsync, which bounds the sequential figure; with',

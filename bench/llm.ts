@@ -13,7 +13,7 @@ import type { BenchModule } from './types.js';
 
 // The model router's streaming overhead: time to the first SSE data event through the gateway versus straight
 // from the same fake OpenRouter, and how many chunks per second pass through. The gateway is its own process
-// (`tollgate serve` from the TypeScript sources through tsx) with the real ledger: API-key auth, validation,
+// (`tollgate serve`, compiled, as in production) with the real ledger: API-key auth, validation,
 // price lookup, and the hold (an fsync'd SQLite commit) all happen before the upstream is called.
 
 const ROOT = join(import.meta.dirname, '..');
@@ -35,7 +35,7 @@ async function startGateway(fake: FakeOpenRouter): Promise<Gw> {
   const { key } = await createApiKey(ledger, acct.id);
   await ledger.close();
   db.close();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'serve', '--json'], {
+  const proc = spawn(process.execPath, ['bin/tollgate.js', 'serve', '--json'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -224,7 +224,7 @@ const bench: BenchModule = async () => {
       'A streaming chat completion (`stream: true`, 8 chunks) through `POST /api/llm/v1/chat/completions` against',
       'the fake OpenRouter, versus the same fake called directly by the same undici client, interleaved,',
       'concurrency 1, after 200 warm-up pairs. TTFB is measured to the first `data:` event. The gateway is a',
-      'separate `tollgate serve` process (run through tsx) with the real ledger: API-key auth, body validation,',
+      'separate `tollgate serve` process (compiled, as in production) with the real ledger: API-key auth, body validation,',
       'price lookup and the worst-case hold with the daily cap (one SQLite commit, not fsync’d: a hold moves no',
       'money) happen before the upstream is called; the capture (an fsync’d commit) after the stream ends.',
       '',

@@ -15,8 +15,8 @@ import type { BenchModule } from './types.js';
 // The MCP door's overhead over the HTTP shim, measured in one run against one gateway process: the same paid
 // cheap action (scraperC/scrape, built-in plain fetch of a local fake page, 1 cent) as `POST /api/run` and as
 // `tools/call` in both protocol eras, sent as raw JSON-RPC by the same undici client so the client costs the
-// same on both paths. The gateway runs from the TypeScript sources (tsx), so the figures are those of the code
-// in the tree, not of a possibly stale dist/.
+// same on both paths. The gateway runs compiled (`bin/tollgate.js`, as in production); bench/run.ts builds
+// dist/ first, so the figures are those of the code in the tree.
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -36,23 +36,19 @@ async function startGatewayFromSource(): Promise<Gw> {
   const { key } = await createApiKey(ledger, acct.id);
   await ledger.close();
   db.close();
-  const proc: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/entry.ts', 'serve', '--json'],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        TOLLGATE_DATA_DIR: dataDir,
-        TOLLGATE_PORT: '0',
-        TOLLGATE_FETCH_ALLOW: '127.0.0.1',
-        TOLLGATE_LOG_LEVEL: 'info',
-        // One account makes every call; the per-account admission rate would refuse most of them.
-        TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+  const proc: ChildProcess = spawn(process.execPath, ['bin/tollgate.js', 'serve', '--json'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      TOLLGATE_DATA_DIR: dataDir,
+      TOLLGATE_PORT: '0',
+      TOLLGATE_FETCH_ALLOW: '127.0.0.1',
+      TOLLGATE_LOG_LEVEL: 'info',
+      // One account makes every call; the per-account admission rate would refuse most of them.
+      TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
     },
-  );
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       try {
@@ -243,10 +239,10 @@ const bench: BenchModule = async () => {
     title: 'MCP door: tools/call and tools/list',
     body: [
       'The same paid cheap action as the HTTP shim section (`scraperC/scrape`, built-in plain fetch of a local fake',
-      'page, 1 cent, real ledger with two fsync’d commits per call) sent to one gateway process as `POST /api/run`',
+      'page, 1 cent, real ledger: a hold commit and an fsync’d capture per call) sent to one gateway process as `POST /api/run`',
       'and as `tools/call` on `/mcp`, by the same undici client with raw JSON-RPC, in the same run. 2026-07-28',
       'requests carry the `_meta` envelope and answer plain JSON; 2025-era requests are served statelessly (a fresh',
-      'server instance per request, SSE-framed answer). The gateway runs from source (tsx), logging at `info`,',
+      'server instance per request, SSE-framed answer). The gateway runs compiled, logging at `info`,',
       'without the per-account rate limit. At concurrency 1 the three paths are interleaved call by call; at 32',
       'each runs alone, best of two rounds.',
       '',

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, type as osType, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,20 @@ function replaceSection(doc: string, id: string, content: string): string {
 }
 
 async function main() {
+  // Benches that start `tollgate serve` run the compiled gateway (as production does): build it first.
+  const build = spawnSync(
+    process.execPath,
+    [
+      join(import.meta.dirname, '..', 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.build.json',
+    ],
+    {
+      cwd: join(import.meta.dirname, '..'),
+      stdio: 'inherit',
+    },
+  );
+  if (build.status !== 0) throw new Error('build failed');
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const ids = wanted.length > 0 ? wanted : Object.keys(MODULES);
   let doc: string;

@@ -69,6 +69,8 @@ async function scrapeBuiltin(input: SharedInput, ctx: HandlerContext, format: Pa
     blockResources: block === undefined ? undefined : Array.isArray(block) ? block : [block],
     cookies: input.cookies,
     returnPageSource: input.return_page_source,
+    // scraperC answers { raw } or { url, markdown }: no page metadata.
+    skipMetadata: true,
     timeoutMs: (input.timeout ?? 30) * 1000,
     signal: ctx.signal,
   });

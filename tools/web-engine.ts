@@ -27,6 +27,8 @@ export interface PageRequest {
   cookies?: string | undefined;
   /** rawHtml is the HTML the server sent rather than the DOM after scripts ran. */
   returnPageSource?: boolean | undefined;
+  /** Skip title/description/language when nobody reads them (a raw-HTML fetch): saves a parse of the page. */
+  skipMetadata?: boolean | undefined;
   timeoutMs?: number | undefined;
   signal: AbortSignal;
 }

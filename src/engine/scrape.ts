@@ -45,7 +45,7 @@ export async function scrapePage(deps: ScrapeDeps, req: PageRequest): Promise<Pa
 
 export function convert(
   loaded: Loaded,
-  req: Pick<PageRequest, 'url' | 'formats' | 'onlyMainContent' | 'returnPageSource'>,
+  req: Pick<PageRequest, 'url' | 'formats' | 'onlyMainContent' | 'returnPageSource' | 'skipMetadata'>,
 ): PageResult {
   const want = new Set<PageFormat>(req.formats);
   const isHtml = HTML_TYPE.test(loaded.contentType);
@@ -73,6 +73,8 @@ export function convert(
     if (want.has('links')) out.links = [];
     return out;
   }
+  const textual = want.has('markdown') || want.has('plainText') || want.has('html') || want.has('links');
+  if (!textual && req.skipMetadata) return out;
   const scan = scanHtml(loaded.html, {
     baseUrl: loaded.url,
     mainContent: req.onlyMainContent,

@@ -22,12 +22,21 @@ export function requestContext(log: Logger) {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
     req.id = id;
-    req.log = log.child({ req_id: id });
+    // The child logger is made only if something logs for this request (most requests log one line, below).
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      get: () => {
+        child ??= log.child({ req_id: id });
+        return child;
+      },
+    });
     res.setHeader('x-request-id', id);
     const start = performance.now();
     res.on('finish', () => {
-      req.log.info(
+      log.info(
         {
+          req_id: id,
           method: req.method,
           path: req.path,
           status: res.statusCode,

@@ -405,6 +405,15 @@ describe('write queue', () => {
     assertConservation();
   });
 
+  it('a batch of holds commits without fsync; a capture (money moving) commits with synchronous=FULL', async () => {
+    const acct = await funded(100_000);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    const call = await started(ledger.begin(req(acct, 10_000)));
+    expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL: the hold rides on the next fsync
+    await ledger.capture(call, { amountMicros: 10_000, provider: null, durationMs: 1 });
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL for the capture's commit
+  });
+
   it('durability pragmas are on', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);

@@ -27,6 +27,8 @@ export class WriteQueue {
   private readonly savepoint;
   private readonly release;
   private readonly rollbackTo;
+  private readonly begin;
+  private readonly commit;
   private synchronousFull = true;
 
   constructor(
@@ -36,6 +38,8 @@ export class WriteQueue {
     this.savepoint = db.prepare('SAVEPOINT op');
     this.release = db.prepare('RELEASE op');
     this.rollbackTo = db.prepare('ROLLBACK TO op');
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
   }
 
   run<T>(fn: () => T, opts: { durable?: boolean } = {}): Promise<T> {
@@ -70,11 +74,12 @@ export class WriteQueue {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     const full = batch.some((j) => j.durable);
     if (full !== this.synchronousFull) {
+      // Not a prepared statement: SQLite runs a PRAGMA when it is prepared, not when it is stepped.
       this.db.pragma(`synchronous = ${full ? 'FULL' : 'NORMAL'}`);
       this.synchronousFull = full;
     }
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.begin.run();
       for (const job of batch) {
         this.savepoint.run();
         try {
@@ -87,7 +92,7 @@ export class WriteQueue {
           outcomes.push({ ok: false, error });
         }
       }
-      this.db.exec('COMMIT');
+      this.commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const job of batch) job.reject(error);
