@@ -33,6 +33,8 @@ export const REQUIREMENTS = {
   'auth:api-key': 'One API key (prefix ending _sk_) covers every catalog operation (§5).',
   'auth:revocation': 'A revoked key stops working at once.',
   // OAuth for MCP hosts (§5 "OAuth … on MCP"; the grant details are ours: docs/decisions.md "OAuth")
+  'oauth:operator-revoke':
+    'The operator can list and revoke the apps connected to an account; revocation is immediate.',
   'oauth:discovery':
     'RFC 8414 and OIDC discovery at the root well-known paths: S256 only, iss parameter, registration, revocation.',
   'oauth:prm-names-as':

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../../auth/api-keys.js';
+import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { openLedger } from '../ledger/index.js';
@@ -24,6 +25,8 @@ Usage: tollgate <command> [options] [--json]
   credit <account> <usd>                  add credit to an account
   balance <account>                       show an account's balance
   tx <account> [--limit N]                recent transactions, newest first
+  oauth list <account>                    apps (MCP hosts) connected to the account over OAuth
+  oauth revoke <account> <client_id>      disconnect an app: its tokens stop working at once
   catalog                                 the price list
 
 Every command accepts --json and then prints one JSON object on stdout.
@@ -64,7 +67,8 @@ export async function main(argv: string[]): Promise<number> {
     idempotencyTtlMs: config.idempotencyTtlMs,
   });
   try {
-    await dispatch(ledger, out, command, sub, rest, values);
+    if (command === 'oauth') await oauth(new OAuthGrants(db), ledger, out, sub, rest);
+    else await dispatch(ledger, out, command, sub, rest, values);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
@@ -142,6 +146,36 @@ async function dispatch(
     default:
       throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
   }
+}
+
+async function oauth(grants: OAuthGrants, ledger: Ledger, out: Out, sub: string | undefined, rest: string[]) {
+  const account = rest[0];
+  if (!account || (sub !== 'list' && sub !== 'revoke'))
+    throw new UsageError(`usage: oauth list|revoke <account> …\n\n${USAGE}`);
+  if (!(await ledger.getAccount(account))) throw new UsageError(`no account ${account}`);
+  if (sub === 'list') {
+    const list = grants.of(account);
+    out.result(
+      { account_id: account, grants: list },
+      list.length === 0
+        ? 'no connected apps'
+        : list
+            .map(
+              (g) =>
+                `${g.client_id}  ${g.client_name ?? '(unnamed)'}  since ${g.granted_at ?? '?'}  ${g.daily_limit_micros === null ? 'no daily limit' : `limit ${formatUsd(g.daily_limit_micros)}/day`}`,
+            )
+            .join('\n'),
+    );
+    return;
+  }
+  const client = rest[1];
+  if (!client) throw new UsageError(`missing <client_id>\n\n${USAGE}`);
+  const revoked = grants.revoke(account, client);
+  if (revoked === 0) throw new UsageError(`${client} is not connected to ${account}`);
+  out.result(
+    { account_id: account, client_id: client, revoked_grants: revoked },
+    `disconnected ${client} (${revoked} grant(s))`,
+  );
 }
 
 function catalog(out: Out): number {
