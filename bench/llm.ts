@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent, type Dispatcher, request } from 'undici';
-import { createApiKey } from '../auth/api-keys.js';
-import { openLedger } from '../src/ledger/index.js';
-import { systemClock } from '../src/lib/clock.js';
 import { type FakeOpenRouter, startFakeOpenRouter } from '../test/fakes/openrouter.js';
+import { type GatewayProcess, startGatewayProcess } from './process.js';
 import { fmt, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
@@ -20,56 +17,14 @@ const ROOT = join(import.meta.dirname, '..');
 const MODEL = 'bench/model';
 const CHAT_BODY = { model: MODEL, messages: [{ role: 'user', content: 'Say something.' }], stream: true };
 
-interface Gw {
-  url: string;
-  key: string;
-  proc: ChildProcess;
-  stop(): Promise<void>;
-}
+type Gw = GatewayProcess;
 
-async function startGateway(fake: FakeOpenRouter): Promise<Gw> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-llm-'));
-  const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
-  const acct = await ledger.createAccount({ name: 'bench' });
-  await ledger.credit(acct.id, 1_000_000_000, 'bench');
-  const { key } = await createApiKey(ledger, acct.id);
-  await ledger.close();
-  db.close();
-  const proc = spawn(process.execPath, ['bin/tollgate.js', 'serve', '--json'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TOLLGATE_DATA_DIR: dataDir,
-      TOLLGATE_PORT: '0',
-      TOLLGATE_LOG_LEVEL: 'info',
-      TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
-      TOLLGATE_LLM_API_KEY: fake.apiKey,
-      TOLLGATE_LLM_BASE_URL: fake.url,
-      TOLLGATE_LLM_DAILY_CAP_USD: '1000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+function startGateway(fake: FakeOpenRouter): Promise<Gw> {
+  return startGatewayProcess({
+    TOLLGATE_LLM_API_KEY: fake.apiKey,
+    TOLLGATE_LLM_BASE_URL: fake.url,
+    TOLLGATE_LLM_DAILY_CAP_USD: '1000',
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { url?: string };
-        if (msg.url) resolve(msg.url);
-      } catch {
-        // request log lines
-      }
-    });
-    proc.once('exit', (c) => reject(new Error(`gateway exited ${c}`)));
-  });
-  return {
-    url,
-    key,
-    proc,
-    async stop() {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /**

@@ -1,14 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent, request } from 'undici';
-import { createApiKey } from '../auth/api-keys.js';
-import { openLedger } from '../src/ledger/index.js';
-import { systemClock } from '../src/lib/clock.js';
-import { startFakePage } from './gateway.js';
+import { type GatewayProcess, startFakePage, startGatewayProcess } from './process.js';
 import { fmt, load, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
@@ -18,67 +10,7 @@ import type { BenchModule } from './types.js';
 // same on both paths. The gateway runs compiled (`bin/tollgate.js`, as in production); bench/run.ts builds
 // dist/ first, so the figures are those of the code in the tree.
 
-const ROOT = join(import.meta.dirname, '..');
-
-interface Gw {
-  url: string;
-  key: string;
-  /** CPU time (user + system) the gateway process has used so far, ms; undefined where /proc is absent. */
-  cpuMs(): number | undefined;
-  stop(): Promise<void>;
-}
-
-async function startGatewayFromSource(): Promise<Gw> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-mcp-'));
-  const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
-  const acct = await ledger.createAccount({ name: 'bench' });
-  await ledger.credit(acct.id, 100_000_000_000, 'bench');
-  const { key } = await createApiKey(ledger, acct.id);
-  await ledger.close();
-  db.close();
-  const proc: ChildProcess = spawn(process.execPath, ['bin/tollgate.js', 'serve', '--json'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TOLLGATE_DATA_DIR: dataDir,
-      TOLLGATE_PORT: '0',
-      TOLLGATE_FETCH_ALLOW: '127.0.0.1',
-      TOLLGATE_LOG_LEVEL: 'info',
-      // One account makes every call; the per-account admission rate would refuse most of them.
-      TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { url?: string };
-        if (msg.url) resolve(msg.url);
-      } catch {
-        // request log lines
-      }
-    });
-    proc.once('exit', (c) => reject(new Error(`gateway exited ${c}`)));
-  });
-  return {
-    url,
-    key,
-    cpuMs() {
-      try {
-        // /proc/<pid>/stat fields 14 and 15 (after the command name): utime and stime in clock ticks (100/s).
-        const f = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-        return (Number(f[11]) + Number(f[12])) * 10;
-      } catch {
-        return undefined;
-      }
-    },
-    async stop() {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+type Gw = GatewayProcess;
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
@@ -108,7 +40,7 @@ async function interleave(n: number, tasks: ReadonlyArray<() => Promise<void>>):
 
 const bench: BenchModule = async () => {
   const upstream = await startFakePage();
-  const gw = await startGatewayFromSource();
+  const gw = await startGatewayProcess();
   const agent = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
   const args = { url: upstream.url, browser: false };
   const auth = { authorization: `Bearer ${gw.key}` };

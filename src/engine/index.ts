@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { JobWork, WebEngine, WebGroup } from '../../tools/context.js';
 import { isGatewayError } from '../errors.js';
+import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { openSqlite } from '../lib/sqlite.js';
@@ -145,22 +146,4 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
       db.close();
     },
   };
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -45,3 +45,25 @@ export function linkSignals(
     },
   };
 }
+
+/**
+ * Resolves with the work, or rejects with the signal's reason as soon as it aborts, so a caller is never held by
+ * work that ignores its signal (the work itself goes on and its result is dropped).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

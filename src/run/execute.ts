@@ -6,7 +6,7 @@ import type { AccountView, HandlerContext, Services } from '../../tools/context.
 import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import type { Ledger, PaymentMethod } from '../ledger/types.js';
-import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import { type LinkedSignal, linkSignals, untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
@@ -342,7 +342,7 @@ async function runHandler(
   const work = def.run(input as never, ctx);
   let result: unknown;
   try {
-    result = await abortable(work, signal);
+    result = await untilAborted(work, signal);
   } catch (e) {
     throw classifyAbort(e, linked, opts.signal, action);
   } finally {
@@ -360,25 +360,6 @@ async function runHandler(
     );
   }
   return out.data;
-}
-
-/** Resolves with the work, or rejects as soon as the signal aborts (a handler that ignores its signal). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function classifyAbort(

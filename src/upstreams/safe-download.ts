@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import type { Download, Downloader } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
+import { fetchFailure } from './fetch-failure.js';
 import {
   checkUrl,
   compilePolicy,
@@ -35,7 +36,7 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([opts.signal, timeout]);
-    const failure = (e: unknown) => downloadFailure(url, e, opts.signal, timeout, timeoutMs);
+    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, timeout, timeoutMs);
     let current = url;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const target = checkUrl(current, policy);
@@ -126,39 +127,4 @@ function tooLarge(url: string, maxBytes: number): GatewayError {
 
 function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
-}
-
-function downloadFailure(
-  url: string,
-  e: unknown,
-  callerSignal: AbortSignal,
-  timeout: AbortSignal,
-  timeoutMs: number,
-): unknown {
-  if (e instanceof GatewayError) return e;
-  if (callerSignal.aborted) return callerSignal.reason ?? e;
-  const cause = (e as { cause?: unknown })?.cause;
-  if (e instanceof SsrfRefusal) return ssrfRefused(url, e.reason);
-  if (cause instanceof SsrfRefusal) return ssrfRefused(url, cause.reason);
-  if (timeout.aborted) {
-    return new GatewayError(
-      'upstream_timeout',
-      `${url} did not finish within ${timeoutMs / 1000}s; nothing was charged.`,
-    );
-  }
-  const code = (e as { code?: string })?.code ?? (cause as { code?: string })?.code;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new GatewayError(
-      'upstream_rejected',
-      `The host of ${url} does not resolve; nothing was charged.`,
-      { cause: e },
-    );
-  }
-  return new GatewayError(
-    'upstream_error',
-    `Fetching ${url} failed (${code ?? 'network error'}); nothing was charged.`,
-    {
-      cause: e,
-    },
-  );
 }

@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
+import { fetchFailure } from './fetch-failure.js';
 import {
   checkUrl,
   compilePolicy,
@@ -233,38 +234,6 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${Math.round(n / 1024 / 1024)} MiB` : `${Math.round(n / 1024)} KiB`;
-}
-
-function fetchFailure(
-  url: string,
-  e: unknown,
-  callerSignal: AbortSignal,
-  timeout: AbortSignal,
-  timeoutMs: number,
-): unknown {
-  if (callerSignal.aborted) return callerSignal.reason ?? e;
-  const cause = (e as { cause?: unknown })?.cause;
-  if (e instanceof SsrfRefusal) return ssrfRefused(url, e.reason);
-  if (cause instanceof SsrfRefusal) return ssrfRefused(url, cause.reason);
-  if (timeout.aborted) {
-    return new GatewayError(
-      'upstream_timeout',
-      `${url} did not answer within ${timeoutMs / 1000}s; nothing was charged.`,
-    );
-  }
-  const code = (e as { code?: string })?.code ?? (cause as { code?: string })?.code;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new GatewayError(
-      'upstream_rejected',
-      `The host of ${url} does not resolve; nothing was charged.`,
-      { cause: e },
-    );
-  }
-  return new GatewayError(
-    'upstream_error',
-    `Fetching ${url} failed (${code ?? 'network error'}); nothing was charged.`,
-    { cause: e },
-  );
 }
 
 const META_CHARSET = /<meta[^>]+charset=["']?\s*([\w-]+)/i;

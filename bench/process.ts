@@ -1,0 +1,105 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createApiKey } from '../auth/api-keys.js';
+import { openLedger } from '../src/ledger/index.js';
+import { systemClock } from '../src/lib/clock.js';
+
+// What the benches share: `tollgate serve` as its own compiled process on a fresh data dir with a funded
+// account (as production runs it), and a fake page to fetch.
+
+const ROOT = join(import.meta.dirname, '..');
+const PAGE = `<!doctype html><html><head><title>bench</title></head><body>${'<p>payload</p>'.repeat(50)}</body></html>`;
+
+export interface GatewayProcess {
+  url: string;
+  key: string;
+  accountId: string;
+  dataDir: string;
+  proc: ChildProcess;
+  /** CPU time (user + system) the gateway process has used so far, ms; undefined where /proc is absent. */
+  cpuMs(): number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Starts `tollgate serve` in a child process on a fresh data dir with a funded account. */
+export async function startGatewayProcess(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<GatewayProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
+  const acct = await ledger.createAccount({ name: 'bench' });
+  await ledger.credit(acct.id, 100_000_000_000, 'bench');
+  const { key } = await createApiKey(ledger, acct.id);
+  await ledger.close();
+  db.close();
+  const proc = spawn(process.execPath, [...nodeArgs, 'bin/tollgate.js', 'serve', '--json'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      TOLLGATE_DATA_DIR: dataDir,
+      TOLLGATE_PORT: '0',
+      TOLLGATE_FETCH_ALLOW: '127.0.0.1',
+      TOLLGATE_LOG_LEVEL: 'info',
+      // One account drives the whole load; the per-account limit would measure itself.
+      TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { url?: string };
+        if (msg.url) resolve(msg.url);
+      } catch {
+        // request log lines
+      }
+    });
+    proc.once('exit', (c) => reject(new Error(`gateway exited ${c}`)));
+  });
+  return {
+    url,
+    key,
+    accountId: acct.id,
+    dataDir,
+    proc,
+    cpuMs() {
+      try {
+        // /proc/<pid>/stat fields 14 and 15 (after the command name): utime and stime in clock ticks (100/s).
+        const f = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+        return (Number(f[11]) + Number(f[12])) * 10;
+      } catch {
+        return undefined;
+      }
+    },
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startFakePage(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(PAGE);
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
+  return {
+    url,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
