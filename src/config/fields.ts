@@ -1,0 +1,17 @@
+import { z } from 'zod';
+
+// Field parsers shared by the config sections.
+
+export const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+export const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+export const list = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
+export const usd = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, 'a USD amount such as 2 or 0.35');
+export const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address')
+  .transform((s) => s as `0x${string}`);
