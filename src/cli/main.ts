@@ -26,7 +26,8 @@ Usage: tollgate <command> [options] [--json]
   balance <account>                       show an account's balance
   tx <account> [--limit N]                recent transactions, newest first
   oauth list <account>                    apps (MCP hosts) connected to the account over OAuth
-  oauth revoke <account> <client_id>      disconnect an app: its tokens stop working at once
+  oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
+                                          (client ids may start with "-": put them after --)
   catalog                                 the price list
 
 Every command accepts --json and then prints one JSON object on stdout.

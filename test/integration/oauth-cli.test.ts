@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', ...args, '--json'], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', '--json', ...args], {
     cwd: join(import.meta.dirname, '..', '..'),
     env: { PATH: process.env.PATH, TOLLGATE_DATA_DIR: t.dataDir, TOLLGATE_LOG_LEVEL: 'silent' },
     encoding: 'utf8',
@@ -37,7 +37,7 @@ describe('tollgate oauth', () => {
       listed.json.grants.find((g: { client_id: string }) => g.client_id === a.clientId).daily_limit_micros,
     ).toBe(500_000);
 
-    const revoked = cli('oauth', 'revoke', acct.accountId, a.clientId);
+    const revoked = cli('oauth', 'revoke', acct.accountId, '--', a.clientId);
     expect(revoked.json).toEqual({ account_id: acct.accountId, client_id: a.clientId, revoked_grants: 1 });
     // The revoked app's access token is refused on its next request; the refresh token no longer works either.
     expect((await mcpPost(t.url, a.accessToken, INITIALIZE)).status).toBe(401);
@@ -54,6 +54,6 @@ describe('tollgate oauth', () => {
     // The other app is untouched.
     expect((await mcpPost(t.url, b.accessToken, INITIALIZE)).status).toBe(200);
     expect(cli('oauth', 'list', acct.accountId).json.grants).toHaveLength(1);
-    expect(cli('oauth', 'revoke', acct.accountId, a.clientId).code).toBe(2);
+    expect(cli('oauth', 'revoke', acct.accountId, '--', a.clientId).code).toBe(2);
   }, 60_000);
 });
