@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent, request } from 'undici';
-import { type GatewayProcess, startFakePage, startGatewayProcess } from './process.js';
+import { startFakePage, startGatewayProcess } from './process.js';
 import { fmt, load, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
@@ -9,8 +9,6 @@ import type { BenchModule } from './types.js';
 // `tools/call` in both protocol eras, sent as raw JSON-RPC by the same undici client so the client costs the
 // same on both paths. The gateway runs compiled (`bin/tollgate.js`, as in production); bench/run.ts builds
 // dist/ first, so the figures are those of the code in the tree.
-
-type Gw = GatewayProcess;
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';

@@ -2,14 +2,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { Download, Downloader } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
 import { fetchFailure } from './fetch-failure.js';
-import {
-  checkUrl,
-  compilePolicy,
-  guardedLookup,
-  type SsrfPolicy,
-  SsrfRefusal,
-  ssrfRefused,
-} from './ssrf-guard.js';
+import { checkUrl, compilePolicy, guardedLookup, type SsrfPolicy } from './ssrf-guard.js';
 
 // Binary download of a caller's URL (files/upload_from_url). Same SSRF guard as the web engine — every hop's
 // URL checked, every connection's resolved address checked inside the socket's lookup — but the body is

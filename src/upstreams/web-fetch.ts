@@ -2,15 +2,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
 import { fetchFailure } from './fetch-failure.js';
-import {
-  checkUrl,
-  compilePolicy,
-  guardedLookup,
-  type Resolver,
-  type SsrfPolicy,
-  SsrfRefusal,
-  ssrfRefused,
-} from './ssrf-guard.js';
+import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
 
 // Server-side fetches of a caller's URL: SSRF-guarded on every hop (the URL before connecting, the resolved
 // address inside the socket's lookup), redirects followed by hand (at most MAX_REDIRECTS), a byte limit
