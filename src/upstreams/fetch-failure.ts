@@ -10,7 +10,7 @@ export function fetchFailure(
   url: string,
   e: unknown,
   callerSignal: AbortSignal,
-  timeout: AbortSignal,
+  timedOut: () => boolean,
   timeoutMs: number,
 ): unknown {
   if (e instanceof GatewayError) return e;
@@ -18,7 +18,7 @@ export function fetchFailure(
   const cause = (e as { cause?: unknown })?.cause;
   if (e instanceof SsrfRefusal) return ssrfRefused(url, e.reason);
   if (cause instanceof SsrfRefusal) return ssrfRefused(url, cause.reason);
-  if (timeout.aborted) {
+  if (timedOut()) {
     return new GatewayError(
       'upstream_timeout',
       `${url} did not answer within ${timeoutMs / 1000}s; nothing was charged.`,

@@ -29,7 +29,7 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([opts.signal, timeout]);
-    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, timeout, timeoutMs);
+    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, () => timeout.aborted, timeoutMs);
     let current = url;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const target = checkUrl(current, policy);
