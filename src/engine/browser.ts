@@ -14,7 +14,11 @@ import { Semaphore } from './limit.js';
 
 const MAX_REDIRECTS = 5;
 
-const ARGS = [
+/**
+ * Headless Chromium as root on a closed network: without the background-networking flags it floods the network
+ * with connections that are refused. Shared with the tests that drive Chromium themselves.
+ */
+export const HEADLESS_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -24,6 +28,10 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-dev-shm-usage',
+];
+
+const ARGS = [
+  ...HEADLESS_ARGS,
   '--proxy-server=http://127.0.0.1:9',
   '--proxy-bypass-list=<-loopback>',
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HEADLESS_ARGS } from '../../src/engine/browser.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { MemoryOAuthProvider } from './oauth-helpers.js';
 import { listenUpstream, type Upstream, upstreamEnv } from './oauth-upstream.js';
@@ -15,17 +16,7 @@ import { listenUpstream, type Upstream, upstreamEnv } from './oauth-upstream.js'
 
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'oauth');
 const CHROMIUM = process.env.TOLLGATE_CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
+// The engine's headless flags (HEADLESS_ARGS) without its dead-proxy wall: this browser must reach the gateway.
 
 let t: TestGateway;
 let up: Upstream;
@@ -54,7 +45,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
   hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: HEADLESS_ARGS, headless: true });
 });
 afterAll(async () => {
   await browser?.close();
