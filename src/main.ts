@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
 import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
-import { createX402Payments } from '../auth/x402/index.js';
 import type { Services } from '../tools/context.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
@@ -26,8 +25,10 @@ import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH } from './mcp/door.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
+import { Lifecycle } from './run/lifecycle.js';
 import { RateLimiter } from './run/rate-limit.js';
-import type { X402Deps } from './run/x402-call.js';
+import type { X402Deps } from './run/x402/call.js';
+import { createX402Payments } from './run/x402/index.js';
 import { LocalFileStore } from './storage/local-files.js';
 import { loadSigningSecret } from './storage/signing.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
@@ -55,6 +56,8 @@ export interface Gateway {
   config: Config;
   app: Express;
   ledger: Ledger;
+  /** The one money lifecycle (holds, captures, refunds, credits). */
+  money: Lifecycle;
   db: SqliteDb;
   run: RunDeps;
   log: Logger;
@@ -71,11 +74,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
   const { ledger, db } = openLedger(config.dataDir, { clock, idempotencyTtlMs: config.idempotencyTtlMs });
+  const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
   // died between hold and capture: release it now rather than after its TTL.
   if (!opts.skipRecovery) {
-    const orphans = await ledger.voidAllPending('orphaned_by_restart');
+    const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
   const x402 = config.x402 && createX402Payments(config.x402, db, clock);
@@ -142,13 +146,13 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   const inflight = new Inflight();
   const run: RunDeps = {
+    money,
     ledger,
     handlers: { ...catalogHandlers, ...opts.handlers } as Handlers,
     services,
     clock,
     log,
     inflight,
-    holdTtlMs: config.holdTtlMs,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
   };
   const auth = createAuthenticator(ledger);
@@ -162,6 +166,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
+    onAccountCreated: async (accountId) => {
+      const welcome = config.oauth.welcomeCreditMicros;
+      if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
+    },
   });
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
@@ -181,11 +189,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     llm: llm && {
       router: llm.router,
       metered: {
-        ledger,
+        money,
         clock,
         log,
         inflight,
-        holdTtlMs: config.holdTtlMs,
         rateLimiter: run.rateLimiter,
         router: llm.router,
         limits: {
@@ -232,7 +239,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
 
   const sweeper = setInterval(() => {
-    ledger
+    money
       .sweep(clock.now())
       .then((r) => {
         if (r.expiredHolds > 0) log.warn(r, 'sweeper voided expired holds');
@@ -249,6 +256,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     config,
     app,
     ledger,
+    money,
     db,
     run,
     log,

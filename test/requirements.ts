@@ -19,6 +19,8 @@ export const REQUIREMENTS = {
   'billing:failed-job-refunded':
     'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
+  'billing:one-lifecycle':
+    'Every money movement (hold, capture, void, refund, credit) goes through one lifecycle module in src/run.',
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',

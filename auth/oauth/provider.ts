@@ -1,6 +1,6 @@
 import type { Configuration, KoaContextWithOIDC, default as Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { OAuthSecrets } from './keys.js';
 import { errorHtml, PAGE_HEADERS } from './pages.js';
 import { MCP_SCOPE, OAUTH_SCOPES } from './scopes.js';
@@ -43,7 +43,7 @@ export interface ProviderOptions {
   secure: boolean;
   store: OAuthStore;
   secrets: OAuthSecrets;
-  ledger: Ledger;
+  ledger: LedgerRecords;
   log: Logger;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;

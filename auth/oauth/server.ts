@@ -3,7 +3,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { OAuthConfig } from '../../src/config.js';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
 import type { InteractionDeps } from './context.js';
@@ -23,7 +23,7 @@ import { createOAuthTokenVerifier } from './verifier.js';
 
 export interface AuthorizationServerDeps {
   db: SqliteDb;
-  ledger: Ledger;
+  ledger: LedgerRecords;
   log: Logger;
   /** Read on use: tests learn the public URL only once the server listens. */
   publicUrl: () => string;
@@ -32,6 +32,8 @@ export interface AuthorizationServerDeps {
   /** Browser origins besides loopback (TOLLGATE_ALLOWED_ORIGINS) that may register clients (CORS). */
   allowedOrigins: readonly string[];
   config: OAuthConfig;
+  /** Runs once for each account an upstream sign-in creates. */
+  onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
 }
 
 export interface AuthorizationServer {
@@ -108,7 +110,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         upstream,
         store,
         ledger: deps.ledger,
-        welcomeCreditMicros: deps.config.welcomeCreditMicros,
+        onAccountCreated: deps.onAccountCreated,
         log,
       })
     : undefined;

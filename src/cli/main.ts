@@ -4,11 +4,13 @@ import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { openLedger } from '../ledger/index.js';
-import type { Ledger } from '../ledger/types.js';
+import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
+import { createLogger } from '../log.js';
 import { createGateway } from '../main.js';
 import { transactionView } from '../run/account-view.js';
+import { Lifecycle } from '../run/lifecycle.js';
 import * as cmd from './accounts.js';
 import { createOut, type Out, UsageError } from './output.js';
 
@@ -67,9 +69,16 @@ export async function main(argv: string[]): Promise<number> {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
   });
+  // Credits go through the one money lifecycle, as the server's do (its log is not the CLI's output).
+  const money = new Lifecycle({
+    ledger,
+    clock: systemClock,
+    log: createLogger('silent'),
+    holdTtlMs: config.holdTtlMs,
+  });
   try {
     if (command === 'oauth') await oauth(new OAuthGrants(db), ledger, out, sub, rest);
-    else await dispatch(ledger, out, command, sub, rest, values);
+    else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
@@ -100,7 +109,8 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>['values'];
 
 async function dispatch(
-  ledger: Ledger,
+  ledger: LedgerRecords,
+  money: Lifecycle,
   out: Out,
   command: string,
   sub: string | undefined,
@@ -114,14 +124,14 @@ async function dispatch(
   switch (command) {
     case 'accounts':
       if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}\n\n${USAGE}`);
-      return cmd.accountsCreate(ledger, out, { name: values.name, creditUsd: values['credit-usd'] });
+      return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
       if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>'), values.name);
       if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
       if (sub === 'revoke') return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>'));
       throw new UsageError(`unknown: keys ${sub ?? ''}\n\n${USAGE}`);
     case 'credit':
-      return cmd.credit(ledger, out, need(sub, '<account>'), need(rest[0], '<usd>'));
+      return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':
       return cmd.balance(ledger, out, need(sub, '<account>'));
     case 'tx': {
@@ -149,7 +159,13 @@ async function dispatch(
   }
 }
 
-async function oauth(grants: OAuthGrants, ledger: Ledger, out: Out, sub: string | undefined, rest: string[]) {
+async function oauth(
+  grants: OAuthGrants,
+  ledger: LedgerRecords,
+  out: Out,
+  sub: string | undefined,
+  rest: string[],
+) {
   const account = rest[0];
   if (!account || (sub !== 'list' && sub !== 'revoke'))
     throw new UsageError(`usage: oauth list|revoke <account> …\n\n${USAGE}`);
@@ -200,7 +216,7 @@ function catalog(out: Out): number {
 
 async function serve(config: Config, out: Out): Promise<number> {
   const gw = await createGateway(config);
-  const bootstrap = await bootstrapOperator(gw.ledger, config);
+  const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
   const url = await gw.listen();
   if (bootstrap) {
     out.note(
@@ -232,11 +248,11 @@ async function serve(config: Config, out: Out): Promise<number> {
 }
 
 /** The first `serve` on an empty database creates an operator account and prints its key once. */
-async function bootstrapOperator(ledger: Ledger, config: Config) {
+async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
   if ((await ledger.listAccounts('customer')).length > 0) return undefined;
   const acct = await ledger.createAccount({ name: 'operator' });
   const micros = parseUsdToMicros(config.operatorCreditUsd);
-  if (micros > 0) await ledger.credit(acct.id, micros, 'operator bootstrap credit');
+  if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
   const { key } = await createApiKey(ledger, acct.id, 'operator');
   return { accountId: acct.id, key, credit: formatUsd(micros) };
 }

@@ -1,10 +1,10 @@
 import { type Request, type Response, Router } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
-import { encodeChallenge, encodeReceipt } from '../../auth/x402/codec.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RunDeps } from '../run/execute.js';
-import { executeCall, type X402Deps } from '../run/x402-call.js';
+import { executeCall, type X402Deps } from '../run/x402/call.js';
+import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
 import { jsonBody } from './json-body.js';
 import { sendError } from './respond.js';

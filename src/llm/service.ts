@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { LlmService } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
-import { readUsage, usageCostMicros } from '../run/metered-cost.js';
-import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from '../run/metered-request.js';
+import { readUsage, usageCostMicros } from './cost.js';
+import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from './request.js';
 import type { LlmRouter } from './router.js';
 
 // The internal LLM service (tools/context.ts LlmService) used inside actions, e.g. structured extraction. Same

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
-import { isErrorChunk, parseChunk } from '../run/metered-stream.js';
-import type { AttemptFailure, CompletionAttempt, StreamAttempt } from '../run/metered-types.js';
 import { sseEvents } from './sse.js';
+import { isErrorChunk, parseChunk } from './stream.js';
+import type { AttemptFailure, CompletionAttempt, StreamAttempt } from './types.js';
 
 // The model router's upstream: any OpenAI-compatible aggregator (OpenRouter by default), over a pooled undici
 // dispatcher. Failures before anything reached the caller are classified by fault and by whether the next

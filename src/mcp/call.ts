@@ -10,7 +10,7 @@ import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
-import { type CallResult, executeCall, type X402Deps } from '../run/x402-call.js';
+import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
 

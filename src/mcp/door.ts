@@ -13,7 +13,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { RunDeps } from '../run/execute.js';
-import type { X402Deps } from '../run/x402-call.js';
+import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
 import { mcpGuard } from './guard.js';
 import { SERVER_NAME, serverFactory } from './server.js';
