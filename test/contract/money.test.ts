@@ -31,11 +31,11 @@ const MONEY_CALL = new RegExp(`\\b\\w*[Ll]edger\\??\\s*\\.\\s*(${MONEY_METHODS.j
 /** The ledger types that carry the money methods, named in an import or a type position. */
 const MONEY_TYPE = /\b(Ledger|LedgerMoney)\b(?!Records|Reads|Admin|State)/g;
 
-export function moneyCalls(text: string): string[] {
+function moneyCalls(text: string): string[] {
   return [...text.matchAll(MONEY_CALL)].map((m) => m[0]);
 }
 
-export function moneyTypes(text: string): string[] {
+function moneyTypes(text: string): string[] {
   // Only code: comments may name the ledger.
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
   return [...code.matchAll(MONEY_TYPE)].map((m) => m[0]);

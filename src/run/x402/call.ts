@@ -7,7 +7,7 @@ import { fingerprint } from '../../lib/hash.js';
 import { centsToMicros } from '../../lib/money.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
 import { paymentRequired } from '../refusals.js';
-import { ensureX402Account, x402AccountId } from './accounts.js';
+import { x402AccountId } from './accounts.js';
 import { decodePayment } from './codec.js';
 import {
   type CallResult,
