@@ -1,17 +1,13 @@
 import { requireBearerAuth } from '@modelcontextprotocol/express';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
-import express, {
-  type Express,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
-import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { toGatewayError } from '../errors.js';
+import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
+import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
@@ -158,34 +154,37 @@ function bearer(
 }
 
 /**
- * Parses JSON bodies here (not in the SDK) so that size, syntax and nesting limits answer as JSON-RPC errors
- * with our wording, and so the SDK receives the parsed body instead of reading the stream again. A body
- * with another content type is left alone; the SDK answers it 415.
+ * Parses JSON bodies here (not in the SDK), through the one reader (src/lib/json-body.ts), so that size, syntax
+ * and nesting limits answer as JSON-RPC errors with our wording, and so the SDK receives the parsed body instead
+ * of reading the stream again. A body with another content type is left alone; the SDK answers it 415.
  */
 function jsonBody(maxBodyBytes: number) {
-  const parse = express.json({ limit: maxBodyBytes });
+  const opts: JsonBodyOptions = { maxBytes: maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' };
   return (req: Request, res: Response, next: NextFunction) => {
-    parse(req, res, (err?: unknown) => {
-      if (err) {
-        const tooLarge = (err as { type?: string }).type === 'entity.too.large';
-        return rpcError(
-          res,
-          tooLarge ? 413 : 400,
-          tooLarge ? -32000 : -32700,
-          tooLarge
-            ? `The request body is larger than ${maxBodyBytes} bytes.`
-            : 'Parse error: the body is not valid JSON.',
-        );
-      }
-      const violation = checkJsonLimits(req.body, ENVELOPE_LIMITS);
-      if (violation) {
-        const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';
-        return rpcError(res, 400, -32600, `Invalid request: the body is ${what} ${violation.limit}.`);
-      }
-      next();
-    });
+    if (req.method !== 'POST' || !JSON_CONTENT.test(req.headers['content-type'] ?? '')) return next();
+    readJsonBody(req, opts).then(
+      (body) => {
+        req.body = body;
+        next();
+      },
+      (e: unknown) => {
+        const error = toGatewayError(e);
+        switch (error.code) {
+          case 'payload_too_large':
+            return rpcError(res, 413, -32000, error.message);
+          case 'invalid_input':
+            return rpcError(res, 400, -32600, `Invalid request: ${error.message}`);
+          case 'unsupported_media_type':
+            return rpcError(res, 415, -32000, error.message);
+          default:
+            return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
+        }
+      },
+    );
   };
 }
+
+const JSON_CONTENT = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 function rpcError(res: Response, status: number, code: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
