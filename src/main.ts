@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -13,6 +13,7 @@ import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
 import { runRoutes } from './http/run-routes.js';
+import { createHttpServer } from './http/server.js';
 import { openLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -217,11 +218,18 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     x402,
   });
+  const shim = runRoutes({
+    run,
+    auth,
+    log,
+    maxBodyBytes: config.maxBodyBytes,
+    publicUrl: config.publicUrl,
+    x402,
+  });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
     oauth.mount,
-    (app) =>
-      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
+    (app) => app.use(shim.router),
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(llmDoor),
@@ -263,7 +271,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     x402,
     listen() {
       return new Promise((resolve, reject) => {
-        server = createServer(app);
+        server = createHttpServer(app, [shim.hot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
