@@ -33,6 +33,7 @@ import { loadSigningSecret } from './storage/signing.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
 import { createDispatcher } from './upstreams/http.js';
+import { createMetadataFetcher } from './upstreams/metadata-fetch.js';
 import { createRealEstateApiClient } from './upstreams/realestateapi.js';
 import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
@@ -49,6 +50,8 @@ export interface GatewayOptions {
   handlers?: Partial<Handlers>;
   /** Skip the start-up recovery of orphaned holds (tests that inspect them). */
   skipRecovery?: boolean;
+  /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
+  metadataFetchCa?: string;
 }
 
 export interface Gateway {
@@ -154,6 +157,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const auth = createAuthenticator(ledger);
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
   const oauth = await createAuthorizationServer({
     db,
     ledger,
@@ -162,6 +166,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
+    fetchClientMetadata: clientMetadata.get,
   });
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
@@ -284,6 +289,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await stopped;
       await mcp.close();
       oauth.close();
+      await clientMetadata.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();

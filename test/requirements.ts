@@ -43,6 +43,16 @@ export const REQUIREMENTS = {
     'Dynamic client registration (RFC 7591) for public native clients, without registration tokens.',
   'oauth:cimd-advertised':
     'Client ID metadata documents are supported; an unfetchable client id URL is refused.',
+  'oauth:cimd':
+    'A host identifying itself by a client ID metadata document (https client_id) connects without registering; the document gives the redirect URIs and the name shown with its host; public clients only.',
+  'oauth:cimd-refusals':
+    'A document is refused (error page, never a redirect) when its client_id differs from its URL, it is unreachable, not a 200, redirected, over 5 KiB, not a JSON object, or not a public client; a redirect URI it does not list is refused.',
+  'oauth:cimd-ssrf':
+    'Documents are fetched over https only, through the SSRF guard (TOLLGATE_FETCH_ALLOW), verified TLS, within 5 KiB and 2.5 s, and within the per-IP registration budget.',
+  'oauth:cimd-cache':
+    'A fetched document is reused for the freshness its cache headers give (30 s to 24 h); a failure is never remembered.',
+  'oauth:dcr-application-type':
+    'Dynamic registration still serves hosts without documents and accepts application_type native or web (SEP-837) with the redirect URI rules of each.',
   'oauth:redirect-uri-exact':
     'Redirect URIs match exactly (loopback ports included); a mismatch is never redirected to.',
   'oauth:redirect-uri-https': 'Registered redirect URIs are https, or plain http only on a loopback address.',

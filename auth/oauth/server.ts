@@ -6,6 +6,7 @@ import type { OAuthConfig } from '../../src/config.js';
 import type { Ledger } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
+import type { MetadataGet } from './cimd.js';
 import type { InteractionDeps } from './context.js';
 import { FEDERATED_CALLBACK_PATH, FederatedLogin } from './federated.js';
 import { federatedCallback } from './federated-routes.js';
@@ -32,6 +33,8 @@ export interface AuthorizationServerDeps {
   /** Browser origins besides loopback (TOLLGATE_ALLOWED_ORIGINS) that may register clients (CORS). */
   allowedOrigins: readonly string[];
   config: OAuthConfig;
+  /** The SSRF-guarded fetch of client ID metadata documents (src/upstreams/metadata-fetch.ts). */
+  fetchClientMetadata: MetadataGet;
 }
 
 export interface AuthorizationServer {
@@ -76,6 +79,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const issuer = () => deps.publicUrl();
   const secure = () => issuer().startsWith('https:');
   const basePath = () => new URL(issuer()).pathname.replace(/\/+$/, '');
+  // One budget per client IP for sign-in attempts, registrations and metadata document fetches.
+  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
 
   // Built lazily, and again only if the public URL changes (it is fixed in production; tests learn it late).
   let built: { key: string; provider: Provider; handle: (req: Request, res: Response) => void } | undefined;
@@ -93,6 +98,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         log,
         accessTokenTtlSeconds: deps.config.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: deps.config.refreshTokenTtlSeconds,
+        cimd: { get: deps.fetchClientMetadata, limiter, behindProxy: secure, log },
       });
       const callback = provider.callback();
       built = { key, provider, handle: (req, res) => void callback(req, res) };
@@ -101,7 +107,6 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   };
   const provider = () => current().provider;
 
-  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
   const upstream = deps.config.upstream;
   const federated = upstream
     ? new FederatedLogin({
