@@ -214,6 +214,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
     x402,
+    serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.

@@ -145,6 +145,10 @@ export const REQUIREMENTS = {
     'Start + poll tools use server-minted handles bound to the account; another account’s handle is not found.',
   'mcp:resources':
     'Resources tollgate://catalog (price list) and tollgate://account (caller’s balance, recent calls).',
+  'mcp:server-card':
+    'The MCP server card (SEP-2127, experimental) is served at /mcp/server-card and /.well-known/mcp/server-card.json: identity, remotes and protocol versions consistent with the live server, CORS, cache headers and ETag.',
+  'mcp:registry-server-json':
+    "server.json in the MCP registry's format (schema 2025-12-11) is generated from the catalog and config; the committed copy is current.",
   // files (spec §2.3, §4.4, §8)
   'files:upload-put-get':
     'files/upload returns file_id, put_url, get_url; PUT of exactly size_bytes then GET returns the bytes.',
