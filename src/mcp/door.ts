@@ -22,7 +22,8 @@ import { serverCardRoutes } from './server-card-routes.js';
 
 // The MCP door: POST /mcp for both protocol eras (2026-07-28 natively, 2025 clients served statelessly per
 // request), behind Host/Origin validation and bearer auth, plus the RFC 9728 protected-resource metadata the
-// 401 challenge points at. Middleware order: guard → bearer → body → SDK handler.
+// 401 challenge points at and the public server card (server-card-routes.ts). Middleware order: guard → bearer →
+// body → SDK handler.
 
 export { MCP_PATH, MCP_X402_PATH } from './paths.js';
 
