@@ -35,6 +35,7 @@ import { loadSigningSecret } from './storage/signing.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
 import { createDispatcher } from './upstreams/http.js';
+import { createMetadataFetcher } from './upstreams/metadata-fetch.js';
 import { createRealEstateApiClient } from './upstreams/realestateapi.js';
 import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
@@ -51,6 +52,8 @@ export interface GatewayOptions {
   handlers?: Partial<Handlers>;
   /** Skip the start-up recovery of orphaned holds (tests that inspect them). */
   skipRecovery?: boolean;
+  /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
+  metadataFetchCa?: string;
 }
 
 export interface Gateway {
@@ -159,6 +162,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const auth = createAuthenticator(ledger);
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
   const oauth = await createAuthorizationServer({
     db,
     ledger,
@@ -171,6 +175,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       const welcome = config.oauth.welcomeCreditMicros;
       if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
     },
+    fetchClientMetadata: clientMetadata.get,
   });
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
@@ -217,6 +222,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
     x402,
+    serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
   });
   const shim = runRoutes({
     run,
@@ -300,6 +306,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await stopped;
       await mcp.close();
       oauth.close();
+      await clientMetadata.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();
