@@ -36,6 +36,9 @@ export const upload = defineAction({
     'Creates a stored file and returns { file_id, put_url, get_url }. Then HTTP PUT the raw bytes to put_url: ' +
     'the body must be exactly size_bytes long (at most 100 MB). Files persist across tasks; check files/list ' +
     'before uploading the same file again. The call is charged when the link is issued.',
+  whenToUse:
+    'Use it to store bytes you have locally; for a file that is already on the web use ' +
+    'files/upload_from_url, which needs no PUT.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -77,6 +80,9 @@ export const uploadFromUrl = defineAction({
     'Fetches a public http(s) URL on the server side and stores the bytes as a file (at most 100 MB). Returns ' +
     '{ file_id, get_url }. Private and internal addresses are refused. Check files/list first to avoid ' +
     'storing the same file twice.',
+  whenToUse:
+    'Use it when the file is at a public URL: the gateway fetches it for you. For bytes you hold ' +
+    'locally use files/upload.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -108,6 +114,9 @@ export const list = defineAction({
   summary:
     'Lists the files stored by your account, newest first, with fresh get_url links. Use it before ' +
     'files/upload to avoid storing the same file twice. Needs your API key or token.',
+  whenToUse:
+    'Use it before files/upload to avoid storing the same file twice, or to get fresh download ' +
+    'links.',
   priceCents: 0,
   access: 'account',
   strict: STRICT,

@@ -52,6 +52,10 @@ export const consult = defineAction({
     'Turns a plain-English goal into ready-to-run catalog calls, each { service, action, params, price_cents }. ' +
     'Start here when you do not know which action fits. Parameters it can read from your text (URLs, ' +
     'addresses, zip codes, queries) are filled in; review them before posting each call to its own path.',
+  whenToUse:
+    'Use it when you do not know which actions, in which order, a goal needs; it answers ' +
+    'ready-to-run calls validated against their schemas. To search the catalog by keyword for free, ' +
+    'use platform/discover.',
   priceCents: 1,
   strict: true,
   input: inputObject(true, {
@@ -78,6 +82,10 @@ export const supersearch = defineAction({
     'Flat-priced multi-source retrieval: plans the search, races independent indexes per facet, optionally ' +
     'extracts full page content, and returns normalized evidence in which every item cites a transaction id. ' +
     'Internal source calls are included in the price. When only query is given, the routing is inferred.',
+  whenToUse:
+    'Use it for research questions that need evidence from several kinds of sources (news, papers, ' +
+    'code, docs, social posts, hard-to-scrape pages) merged and cited in one flat-priced call; for ' +
+    'one plain web search use scraperA/search.',
   priceCents: 5,
   strict: true,
   input: inputObject(true, {
@@ -159,6 +167,9 @@ export const discover = defineAction({
   summary:
     'Free keyword search over the catalog: returns matching actions with prices and descriptions. No ' +
     'authentication needed.',
+  whenToUse:
+    'Use it first, for free, to find the action for a task by keywords; for a ready-to-run plan with ' +
+    'filled-in parameters use platform/consult.',
   priceCents: 0,
   access: 'public',
   strict: true,
@@ -191,6 +202,8 @@ export const balance = defineAction({
   title: 'My balance',
   summary:
     'Returns your account balance: posted credit, amount held by calls in flight, and what is available.',
+  whenToUse:
+    'Use it to check what you can still spend before a costly call such as videoasm/render.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -212,6 +225,8 @@ export const transactions = defineAction({
   action: 'transactions',
   title: 'My recent transactions',
   summary: 'Lists your most recent calls with their price, charge, status and payment method, newest first.',
+  whenToUse:
+    'Use it to see what each call was charged, or whether a failed job was refunded.',
   priceCents: 0,
   access: 'account',
   strict: true,

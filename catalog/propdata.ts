@@ -95,6 +95,9 @@ const autocomplete = defineAction({
     'Resolves a partial address, city, zip, county or APN string to canonical candidates with formatted ' +
     'address, city, state, zip, county, fips, apn, coordinates and an id for propdata/property-detail. The ' +
     `cheap first step before the paid lookups. Returns { results }. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it first when an address is partial, misspelt or uncertain, to get the canonical address ' +
+    'and an id before paying for a lookup.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -153,6 +156,9 @@ const propertyDetail = defineAction({
     'and deed history, mortgages, estimated value and equity, listing status, flood zone, foreclosure and ' +
     'lien flags. Identify it by id (from propdata/autocomplete), address, house+street+city+state+zip, or ' +
     `apn+fips. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it for everything about one known property: owner and mailing address, mortgages, equity, ' +
+    'liens, foreclosure, flood zone; to search an area for records use propstats/properties.',
   priceCents: 20,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -190,6 +196,9 @@ const avm = defineAction({
     'fips and the matched address. Identify it by address or id. Set strict: true to refuse a fuzzy match ' +
     'instead of valuing another property. An address that cannot be confidently matched answers 404 ' +
     'resource_not_found and is not charged.',
+  whenToUse:
+    'Use it for a lender-grade value of one property with a confidence score; for a value with ' +
+    'comparable listings use propstats/value-estimate.',
   priceCents: 25,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -223,6 +232,9 @@ const skiptrace = defineAction({
     'phones with type, carrier and do-not-call flag, e-mails, current and previous addresses, demographics). ' +
     'To be called only for owner outreach. Trace by address (with city+state or zip), mailing address, ' +
     `first_name+last_name+location, phone or email. Returns { match, persons }. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it only to contact a property\'s owner (owner outreach), after you know the address; it ' +
+    'returns personal data, so call it for nothing else.',
   priceCents: 25,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -304,6 +316,9 @@ const parcel = defineAction({
     'value, owner, use code). Identify the parcel by the identification fields (id, address, ' +
     'house+street+city+state+zip, apn+fips), by latitude+longitude (optional radius), or search inside a ' +
     `polygon. Page with size and resultIndex. Returns { results }. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it for lot boundaries (GeoJSON), acreage, APN and zoning use code, or to find the parcels ' +
+    'at a point or inside a polygon.',
   priceCents: 20,
   strict: STRICT,
   input: inputObject(STRICT, {

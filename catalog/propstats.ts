@@ -193,6 +193,10 @@ const properties = defineAction({
     'Property records: attributes, tax assessments and history, sale history, owner names and type. Use an ' +
       'exact address for one property, or an area search with filters. Records only, not listings.',
   ),
+  whenToUse:
+    'Use it to search an area (zip code, city, radius) for property records with filters, or for one ' +
+    'property\'s tax and sale history; for everything about one known property (mortgages, equity, ' +
+    'liens, flood zone) use propdata/property-detail.',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -222,6 +226,9 @@ const saleListings = defineAction({
     'Active or historical for-sale listings with price, status, days on market, agent contacts and listing ' +
       'history.',
   ),
+  whenToUse:
+    'Use it for homes that are (or were) listed for sale in an area, with asking prices and agents; ' +
+    'not for valuations (propstats/value-estimate) or owner records (propstats/properties).',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -242,6 +249,9 @@ const rentalListings = defineAction({
     'Active or historical long-term rental listings with monthly asking rent, status, days on market, ' +
       'contacts and listing history.',
   ),
+  whenToUse:
+    'Use it for homes that are (or were) listed for rent in an area, with asking rents; for one ' +
+    'property\'s estimated rent use propstats/rent-estimate.',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -297,6 +307,9 @@ const valueEstimate = defineAction({
     'Automated value estimate of one property: price, priceRangeLow, priceRangeHigh, and comparable sale ' +
       'listings ranked by correlation.',
   ),
+  whenToUse:
+    'Use it for a property\'s market value together with nearby comparable listings; for a single ' +
+    'lender-grade number with a confidence score use propdata/avm (cheaper).',
   priceCents: 35,
   strict: STRICT,
   input: inputObject(STRICT, estimateShape).superRefine(requireSubject),
@@ -321,6 +334,10 @@ const rentEstimate = defineAction({
     'Automated monthly rent estimate of one property: rent, rentRangeLow, rentRangeHigh, and comparable ' +
       'rental listings ranked by correlation. Not available for Land.',
   ),
+  whenToUse:
+    'Use it for what one property would rent for per month, with comparable rentals; for asking ' +
+    'rents of listings in an area use propstats/rental-listings, for zip-wide rent levels ' +
+    'propstats/market-stats.',
   priceCents: 35,
   strict: STRICT,
   input: inputObject(STRICT, estimateShape).superRefine((v, ctx) => {
@@ -355,6 +372,9 @@ const marketStats = defineAction({
     'Sale and rental market statistics for one zip code: average, median, min and max prices and rents, price ' +
     'per square foot, days on market, listing counts, by property type and bedrooms, with monthly history. ' +
     'Sale history starts January 2024; rental history starts April 2020.',
+  whenToUse:
+    'Use it for zip-code-wide market levels and trends (median price or rent, days on market, ' +
+    'inventory); for one property\'s value use propstats/value-estimate or propdata/avm.',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {

@@ -209,12 +209,22 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
     x402,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
     oauth.mount,
     (app) =>
-      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
+      app.use(
+        runRoutes({
+          run,
+          auth,
+          maxBodyBytes: config.maxBodyBytes,
+          publicUrl: config.publicUrl,
+          x402,
+          unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
+        }),
+      ),
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(llmDoor),

@@ -3,6 +3,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { encodeChallenge, encodeReceipt } from '../../auth/x402/codec.js';
 import { GatewayError, toGatewayError } from '../errors.js';
+import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { executeCall, type X402Deps } from '../run/x402-call.js';
 import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
@@ -19,20 +20,22 @@ export interface RunRoutesDeps {
   publicUrl: string;
   /** x402 payments; undefined when not configured (then a 402 names API keys only). */
   x402?: X402Deps | undefined;
+  /** Actions this gateway cannot run: left out of GET /api/run (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
 export function runRoutes(deps: RunRoutesDeps): Router {
   const r = Router();
 
   r.get('/api/run', (_req, res) => {
-    res.json(catalogListing());
+    res.json(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide'));
   });
   r.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(deps.publicUrl));
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
-    const d = descriptorOf(`${req.params.service}/${req.params.action}`);
+    const d = descriptorOf(`${req.params.service}/${req.params.action}`, availability(deps.run.services));
     if (!d) return sendError(res, unknownAction(req));
     res.json(d);
   });

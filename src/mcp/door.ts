@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import type { UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402-call.js';
 import { CallRegistry } from './cancellations.js';
@@ -55,6 +56,8 @@ export interface McpDoorDeps {
   requiredScopes?: readonly string[];
   /** x402 payments, when configured (the accountless endpoint below takes them). */
   x402?: X402Deps | undefined;
+  /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
 export interface McpDoor {
@@ -69,7 +72,13 @@ export interface McpDoor {
 export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const calls = new CallRegistry();
   const handler = createMcpHandler(
-    serverFactory({ run: deps.run, calls, version: deps.version, x402: deps.x402 }),
+    serverFactory({
+      run: deps.run,
+      calls,
+      version: deps.version,
+      x402: deps.x402,
+      unavailable: deps.unavailable,
+    }),
     {
       onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
       maxRequestBodySize: deps.maxBodyBytes,

@@ -12,6 +12,7 @@ import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import type { Inflight } from './inflight.js';
+import { jobOwner } from './job-owner.js';
 import type { RateLimiter } from './rate-limit.js';
 import { beginRefusal, paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
@@ -304,11 +305,14 @@ async function refundIfJobFailed(
   principal: Principal,
 ): Promise<void> {
   const rule = action.refundsStart;
-  if (!rule || principal.kind === 'anonymous' || !rule.failed(data as Record<string, unknown>)) return;
+  if (!rule || !rule.failed(data as Record<string, unknown>)) return;
   const handle = input[rule.handleField];
   if (typeof handle !== 'string') return;
   try {
-    const r = await deps.ledger.refundJob(principal.accountId, handle, 'job_failed');
+    // Free polls may be anonymous (an x402 payer's bearer handle): the job's owner is then the handle's.
+    const owner = await jobOwner(deps.services, principal, handle);
+    if (owner === undefined) return;
+    const r = await deps.ledger.refundJob(owner, handle, 'job_failed');
     if (r.refundedMicros > 0)
       deps.log.info({ txn: r.callId, micros: r.refundedMicros, handle }, 'refunded a failed job');
   } catch (err) {
