@@ -69,7 +69,7 @@ export const upload = defineAction({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   example: { filename: 'intro.mp4', size_bytes: 1048576, mime: 'video/mp4', tags: ['launch'] },
-  keywords: ['file', 'upload', 'store', 'storage', 'save', 'put'],
+  keywords: ['file', 'upload', 'store', 'storage', 'local file', 'put bytes', 'keep'],
 });
 
 export const uploadFromUrl = defineAction({
@@ -104,7 +104,19 @@ export const uploadFromUrl = defineAction({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   timeoutMs: 300_000,
   example: { url: 'https://example.com/video.mp4', tags: ['source'] },
-  keywords: ['file', 'download', 'fetch', 'import', 'url', 'mirror', 'store'],
+  keywords: [
+    'file',
+    'download',
+    'fetch',
+    'import',
+    'url',
+    'mirror',
+    'store',
+    'save',
+    'library',
+    'save from url',
+    'pdf',
+  ],
 });
 
 export const list = defineAction({
@@ -115,8 +127,7 @@ export const list = defineAction({
     'Lists the files stored by your account, newest first, with fresh get_url links. Use it before ' +
     'files/upload to avoid storing the same file twice. Needs your API key or token.',
   whenToUse:
-    'Use it before files/upload to avoid storing the same file twice, or to get fresh download ' +
-    'links.',
+    'Use it before files/upload to avoid storing the same file twice, or to get fresh download ' + 'links.',
   priceCents: 0,
   access: 'account',
   strict: STRICT,
@@ -147,7 +158,7 @@ export const list = defineAction({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   example: { tag: 'launch', limit: 20 },
-  keywords: ['files', 'list', 'my files', 'library', 'stored', 'find file'],
+  keywords: ['files', 'list', 'my files', 'library', 'stored', 'find file', 'tagged', 'already uploaded'],
 });
 
 export const files = group(upload, uploadFromUrl, list);

@@ -34,7 +34,19 @@ export const upload = defineAction({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   example: { file_name: 'photo.png', content_type: 'image/png' },
-  keywords: ['upload', 'stage', 'image', 'video', 'audio', 'media', 'generation', 'input file'],
+  keywords: [
+    'upload',
+    'stage',
+    'image',
+    'video',
+    'audio',
+    'media',
+    'generation',
+    'input file',
+    'input image',
+    'image generation',
+    'model input',
+  ],
 });
 
 export const mediastage = group(upload);

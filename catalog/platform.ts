@@ -35,13 +35,32 @@ export const SUPERSEARCH_PLATFORMS = [
 ] as const;
 
 const suggestedCall = z.object({
+  step: z.number().int().describe('Position in the plan (1 = run first). Alternatives are all step 1.'),
   service: z.string().describe('Service of the action to call.'),
   action: z
     .string()
     .describe('Action to call: POST /api/run/{service}/{action}, or MCP tool {service}_{action}.'),
-  params: z.record(z.string(), z.unknown()).describe('Ready-to-run JSON body.'),
+  params: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'JSON body, validated against the action’s schema. A value "<step N: path>" comes from step N’s output ' +
+        '(see inputs_from).',
+    ),
   price_cents: z.number().int().describe('Price of that call in cents, charged only if it succeeds.'),
-  why: z.string().describe('Why this call fits the intent.'),
+  why: z.string().describe('Why this call fits the goal, and what to do before running it.'),
+  inputs_from: z
+    .record(z.string(), z.object({ step: z.number().int(), output: z.string() }).describe('Where from.'))
+    .optional()
+    .describe('Fields to take from earlier steps: field path → { step, output path }.'),
+  missing: z
+    .array(
+      z.object({
+        field: z.string().describe('Field path, or "(body)" for a rule over several fields.'),
+        what: z.string().describe('What to put there.'),
+      }),
+    )
+    .optional()
+    .describe('Values the goal did not give: fill them in before running the call.'),
 });
 
 export const consult = defineAction({
@@ -49,9 +68,12 @@ export const consult = defineAction({
   action: 'consult',
   title: 'Plan calls for a goal',
   summary:
-    'Turns a plain-English goal into ready-to-run catalog calls, each { service, action, params, price_cents }. ' +
-    'Start here when you do not know which action fits. Parameters it can read from your text (URLs, ' +
-    'addresses, zip codes, queries) are filled in; review them before posting each call to its own path.',
+    'Turns a plain-English goal into a plan of ready-to-run calls, each { step, service, action, params, ' +
+    'price_cents, why }, validated against its action’s schema: values read from the goal (URLs, addresses ' +
+    'whole and split, city/state, zip, coordinates, ids, counts, dates, file names) are filled in, later steps ' +
+    'take earlier outputs (inputs_from), and anything the goal does not give is listed in missing. Returns ' +
+    '{ calls, alternatives, total_price_cents }; only actions this gateway can run are suggested, and a goal ' +
+    'nothing fits answers 404, uncharged.',
   whenToUse:
     'Use it when you do not know which actions, in which order, a goal needs; it answers ' +
     'ready-to-run calls validated against their schemas. To search the catalog by keyword for free, ' +
@@ -66,12 +88,20 @@ export const consult = defineAction({
       .describe('What you want to get done, in plain English (1-2000 chars).'),
   }),
   output: outputObject({
-    calls: z.array(suggestedCall).describe('Suggested calls, best first.'),
-    total_price_cents: z.number().int().describe('Sum of the suggested calls’ prices.'),
+    calls: z
+      .array(suggestedCall)
+      .describe('The plan: ready-to-run calls in the order to run them (one, or a workflow).'),
+    alternatives: z
+      .array(suggestedCall)
+      .describe('Other single calls that could answer the goal instead; not part of the plan.'),
+    total_price_cents: z
+      .number()
+      .int()
+      .describe('Cost of running the plan once (calls only, each poll once; alternatives excluded).'),
   }),
   annotations: readOnly,
   example: { intent: 'Get the rent estimate for 5500 Grand Lake Dr, San Antonio, TX 78244' },
-  keywords: ['plan', 'help', 'which', 'recommend'],
+  keywords: ['plan', 'help', 'which', 'recommend', 'steps', 'workflow', 'how do i'],
 });
 
 export const supersearch = defineAction({
@@ -157,7 +187,30 @@ export const supersearch = defineAction({
   annotations: { ...readOnly, openWorldHint: true },
   timeoutMs: 120_000,
   example: { query: 'latest Node.js LTS release notes', facets: ['web'] },
-  keywords: ['search', 'research', 'evidence', 'sources', 'web search', 'news'],
+  keywords: [
+    'research',
+    'evidence',
+    'sources',
+    'citations',
+    'cited',
+    'multi-source',
+    'academic',
+    'papers',
+    'studies',
+    'github',
+    'repositories',
+    'code',
+    'reddit',
+    'twitter',
+    'tweets',
+    'threads',
+    'social',
+    'news',
+    'docs',
+    'documentation',
+    'filings',
+    'gather',
+  ],
 });
 
 export const discover = defineAction({
@@ -193,7 +246,15 @@ export const discover = defineAction({
   }),
   annotations: readOnly,
   example: { query: 'property value' },
-  keywords: ['catalog', 'find', 'search actions', 'tools'],
+  keywords: [
+    'catalog',
+    'search actions',
+    'tools',
+    'which tool',
+    'which action',
+    'list actions',
+    'available tools',
+  ],
 });
 
 export const balance = defineAction({
@@ -202,8 +263,7 @@ export const balance = defineAction({
   title: 'My balance',
   summary:
     'Returns your account balance: posted credit, amount held by calls in flight, and what is available.',
-  whenToUse:
-    'Use it to check what you can still spend before a costly call such as videoasm/render.',
+  whenToUse: 'Use it to check what you can still spend before a costly call such as videoasm/render.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -217,7 +277,16 @@ export const balance = defineAction({
   }),
   annotations: readOnly,
   example: {},
-  keywords: ['credit', 'account', 'funds', 'money left'],
+  keywords: [
+    'credit',
+    'balance',
+    'account',
+    'funds',
+    'money left',
+    'credit left',
+    'remaining',
+    'how much left',
+  ],
 });
 
 export const transactions = defineAction({
@@ -225,8 +294,7 @@ export const transactions = defineAction({
   action: 'transactions',
   title: 'My recent transactions',
   summary: 'Lists your most recent calls with their price, charge, status and payment method, newest first.',
-  whenToUse:
-    'Use it to see what each call was charged, or whether a failed job was refunded.',
+  whenToUse: 'Use it to see what each call was charged, or whether a failed job was refunded.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -262,7 +330,18 @@ export const transactions = defineAction({
   }),
   annotations: readOnly,
   example: { limit: 5 },
-  keywords: ['history', 'spend', 'charges', 'usage'],
+  keywords: [
+    'history',
+    'spend',
+    'spent',
+    'charges',
+    'charged',
+    'usage',
+    'billing',
+    'invoice',
+    'refunded',
+    'calls made',
+  ],
 });
 
 export const platform = group(consult, supersearch, discover, balance, transactions);

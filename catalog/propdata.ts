@@ -144,7 +144,17 @@ const autocomplete = defineAction({
   }),
   annotations,
   example: { search: '17 Topeka Pa', search_types: ['A'] },
-  keywords: ['autocomplete', 'address lookup', 'geocode', 'normalize address', 'resolve'],
+  keywords: [
+    'autocomplete',
+    'address lookup',
+    'geocode',
+    'normalize address',
+    'resolve',
+    'partial address',
+    'complete address',
+    'canonical address',
+    'misspelled',
+  ],
 });
 
 const propertyDetail = defineAction({
@@ -184,7 +194,19 @@ const propertyDetail = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass, Willingboro, NJ 08046' },
-  keywords: ['property detail', 'owner', 'mortgage', 'equity', 'deed', 'foreclosure', 'lien', 'flood zone'],
+  keywords: [
+    'property detail',
+    'owner',
+    'mortgage',
+    'equity',
+    'deed',
+    'foreclosure',
+    'lien',
+    'flood zone',
+    'apn',
+    'full record',
+    'everything about',
+  ],
 });
 
 const avm = defineAction({
@@ -220,7 +242,17 @@ const avm = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass, Willingboro, NJ 08046', strict: true },
-  keywords: ['avm', 'valuation', 'home value', 'appraisal', 'lender', 'worth'],
+  keywords: [
+    'avm',
+    'valuation',
+    'home value',
+    'appraisal',
+    'lender',
+    'lender grade',
+    'confidence',
+    'confidence score',
+    'worth',
+  ],
 });
 
 const skiptrace = defineAction({
@@ -233,7 +265,7 @@ const skiptrace = defineAction({
     'To be called only for owner outreach. Trace by address (with city+state or zip), mailing address, ' +
     `first_name+last_name+location, phone or email. Returns { match, persons }. ${NOT_FOUND}`,
   whenToUse:
-    'Use it only to contact a property\'s owner (owner outreach), after you know the address; it ' +
+    "Use it only to contact a property's owner (owner outreach), after you know the address; it " +
     'returns personal data, so call it for nothing else.',
   priceCents: 25,
   strict: STRICT,
@@ -304,7 +336,18 @@ const skiptrace = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass', city: 'Willingboro', state: 'NJ', zip: '08046' },
-  keywords: ['skip trace', 'owner contact', 'phone', 'email', 'owner outreach', 'people search'],
+  keywords: [
+    'skip trace',
+    'skiptrace',
+    'owner contact',
+    'contact info',
+    'phone',
+    'phone number',
+    'email',
+    'owner outreach',
+    'people search',
+    'reach the owner',
+  ],
 });
 
 const parcel = defineAction({
@@ -373,7 +416,18 @@ const parcel = defineAction({
   }),
   annotations,
   example: { latitude: 40.0312, longitude: -74.8801, radius: 0.1, size: 5 },
-  keywords: ['parcel', 'boundary', 'lot lines', 'geojson', 'apn', 'acreage', 'land'],
+  keywords: [
+    'parcel',
+    'boundary',
+    'lot lines',
+    'lot boundary',
+    'geojson',
+    'acreage',
+    'acres',
+    'land',
+    'zoning',
+    'polygon',
+  ],
 });
 
 export const propdata = group(autocomplete, propertyDetail, avm, skiptrace, parcel);

@@ -60,7 +60,18 @@ export const scrape = defineAction({
   output: scrapedPage,
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/', formats: ['markdown'] },
-  keywords: ['scrape', 'markdown', 'html', 'page', 'web', 'read', 'article'],
+  keywords: [
+    'scrape',
+    'markdown',
+    'html',
+    'page',
+    'web',
+    'read',
+    'article',
+    'screenshot',
+    'main content',
+    'clean',
+  ],
 });
 
 export const crawl = defineAction({
@@ -71,7 +82,7 @@ export const crawl = defineAction({
     'Starts crawling a site from url: same-site pages, breadth-first, within limit pages and maxDepth link ' +
     'levels, robots.txt respected. Returns { id } at once; poll scraperA/crawl_status every few seconds.',
   whenToUse:
-    'Use it to collect the content of many pages of one site at a flat low price; to list a site\'s ' +
+    "Use it to collect the content of many pages of one site at a flat low price; to list a site's " +
     'URLs without their content use scraperA/map, and for a crawl with per-page formats or ' +
     'JavaScript control use scraperB/crawl.',
   priceCents: 1,
@@ -86,7 +97,7 @@ export const crawl = defineAction({
   pollWith: 'scraperA/crawl_status',
   jobHandle: 'id',
   example: { url: 'https://example.com/', limit: 10, maxDepth: 2 },
-  keywords: ['crawl', 'spider', 'site', 'pages', 'website'],
+  keywords: ['crawl', 'spider', 'site', 'pages', 'website', 'whole site', 'collect content'],
 });
 
 export const crawlStatus = defineAction({
@@ -98,8 +109,7 @@ export const crawlStatus = defineAction({
     'counts, and the pages so far in data. While it runs, wait next_poll_seconds between polls. A big crawl ' +
     'comes in parts: pass next_skip back as skip. Free (not priced by the spec), rate-limited.',
   whenToUse:
-    'Use it after scraperA/crawl, with its id; it is free, and once finished is true the crawl is ' +
-    'over.',
+    'Use it after scraperA/crawl, with its id; it is free, and once finished is true the crawl is ' + 'over.',
   // Not in the spec's price list: free, as polls the spec does not price are (docs/decisions.md, "Polls"). Public:
   // an accountless (x402) payer polls its crawl with the id alone; an account's ids need its credential.
   priceCents: 0,
@@ -123,7 +133,7 @@ export const crawlStatus = defineAction({
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
   example: { id: 'crawl_0abc' },
-  keywords: ['crawl', 'status', 'poll', 'progress'],
+  keywords: ['crawl', 'status', 'poll', 'progress', 'check on', 'finished', 'done'],
 });
 
 export const map = defineAction({
@@ -146,7 +156,7 @@ export const map = defineAction({
   output: outputObject({ links: z.array(z.string()).describe('URLs of the site, same site only.') }),
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/' },
-  keywords: ['map', 'sitemap', 'urls', 'links', 'site'],
+  keywords: ['map', 'sitemap', 'urls', 'links', 'site', 'list urls', 'all urls', 'without scraping'],
 });
 
 export const search = defineAction({
@@ -171,7 +181,7 @@ export const search = defineAction({
   }),
   annotations: scrapeAnnotations,
   example: { query: 'open source web crawler', limit: 5 },
-  keywords: ['search', 'web search', 'google', 'results', 'query'],
+  keywords: ['search', 'web search', 'google', 'results', 'query', 'search the web', 'look up'],
 });
 
 export const extract = defineAction({
@@ -199,7 +209,7 @@ export const extract = defineAction({
     prompt: 'The page title and its first paragraph',
     schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
   },
-  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'llm'],
+  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'llm', 'data from pages'],
 });
 
 export const scraperA = group(scrape, crawl, crawlStatus, map, search, extract);

@@ -68,7 +68,21 @@ export const scrape = defineAction({
   output: scrapedPage,
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/', formats: ['markdown', 'links'] },
-  keywords: ['scrape', 'markdown', 'plain text', 'html', 'render', 'javascript', 'page'],
+  keywords: [
+    'scrape',
+    'markdown',
+    'plain text',
+    'text',
+    'html',
+    'render',
+    'javascript',
+    'page',
+    'links',
+    'summary',
+    'summarize',
+    'screenshot',
+    'stealth',
+  ],
 });
 
 export const search = defineAction({
@@ -106,7 +120,18 @@ export const search = defineAction({
   }),
   annotations: scrapeAnnotations,
   example: { query: 'rust web crawler', limit: 5 },
-  keywords: ['search', 'web search', 'news', 'images', 'query'],
+  keywords: [
+    'search',
+    'web search',
+    'news',
+    'images',
+    'pictures',
+    'photos',
+    'query',
+    'recent',
+    'past week',
+    'headlines',
+  ],
 });
 
 export const map = defineAction({
@@ -117,7 +142,7 @@ export const map = defineAction({
     "Lists a site's URLs without scraping them: sitemaps (useSitemap, default true) plus links followed " +
     'maxDepth levels from the start page. timeout is in seconds (default 120).',
   whenToUse:
-    'Use it to list a site\'s URLs when links must be followed several levels deep (maxDepth); for a ' +
+    "Use it to list a site's URLs when links must be followed several levels deep (maxDepth); for a " +
     'sitemap-level list scraperA/map is enough.',
   priceCents: 1,
   strict: LOOSE,
@@ -141,7 +166,7 @@ export const map = defineAction({
   annotations: scrapeAnnotations,
   timeoutMs: 130_000,
   example: { url: 'https://example.com/' },
-  keywords: ['map', 'sitemap', 'urls', 'links', 'discover'],
+  keywords: ['map', 'sitemap', 'urls', 'links', 'discover', 'deep links', 'list urls'],
 });
 
 export const crawl = defineAction({
@@ -175,7 +200,7 @@ export const crawl = defineAction({
   pollWith: 'scraperB/crawl_status',
   jobHandle: 'id',
   example: { url: 'https://example.com/', maxPages: 10 },
-  keywords: ['crawl', 'spider', 'site', 'async', 'pages'],
+  keywords: ['crawl', 'spider', 'site', 'async', 'pages', 'javascript', 'render', 'plain text'],
 });
 
 export const crawlStatus = defineAction({
@@ -201,7 +226,7 @@ export const crawlStatus = defineAction({
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
   example: { id: 'crawl_0abc' },
-  keywords: ['crawl', 'status', 'poll'],
+  keywords: ['crawl', 'status', 'poll', 'progress', 'finished', 'done'],
 });
 
 const extractEntry = z.looseObject({
@@ -241,7 +266,17 @@ export const extract = defineAction({
   jobHandle: 'id',
   timeoutMs: 120_000,
   example: { urls: ['https://example.com/'], prompt: 'The page title' },
-  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'evidence'],
+  keywords: [
+    'extract',
+    'structured',
+    'json',
+    'schema',
+    'ai',
+    'evidence',
+    'source quote',
+    'basis',
+    'citations',
+  ],
 });
 
 export const extractStatus = defineAction({
@@ -267,7 +302,7 @@ export const extractStatus = defineAction({
   // An extraction job that failed (every URL failed) is refunded.
   refundsStart: { start: 'scraperB/extract', handleField: 'id', failed: (o) => o.status === 'failed' },
   example: { id: 'extract_0abc' },
-  keywords: ['extract', 'status', 'poll'],
+  keywords: ['extract', 'extraction', 'status', 'poll', 'job', 'done', 'finished'],
 });
 
 export const scraperB = group(scrape, search, map, crawl, crawlStatus, extract, extractStatus);

@@ -58,7 +58,7 @@ export const scrape = defineAction({
     'Fetches one web page and returns its HTML as { raw }. Use browser: false for static pages; the default ' +
     'browser rendering runs JavaScript.',
   whenToUse:
-    'Use it when you need a page\'s raw HTML (to parse it yourself), or must run your own JavaScript, ' +
+    "Use it when you need a page's raw HTML (to parse it yourself), or must run your own JavaScript, " +
     'wait for a selector or send cookies; if the page blocks it, retry with ' +
     'scraperC/scrape_residential.',
   priceCents: 1,
@@ -68,7 +68,20 @@ export const scrape = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example,
-  keywords: ['html', 'fetch', 'page', 'website', 'scrape', 'download'],
+  keywords: [
+    'html',
+    'raw html',
+    'fetch',
+    'page',
+    'website',
+    'scrape',
+    'download',
+    'page source',
+    'selector',
+    'wait for',
+    'javascript snippet',
+    'cookies',
+  ],
 });
 
 export const scrapeResidential = defineAction({
@@ -88,7 +101,19 @@ export const scrapeResidential = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example: { url: 'https://example.com/' },
-  keywords: ['residential', 'proxy', 'blocked', 'anti-bot', 'geo'],
+  keywords: [
+    'residential',
+    'proxy',
+    'blocked',
+    'blocks',
+    'anti-bot',
+    'captcha',
+    'cloudflare',
+    'geo',
+    'geo-fenced',
+    'denied',
+    'forbidden',
+  ],
 });
 
 export const markdown = defineAction({
@@ -111,7 +136,7 @@ export const markdown = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example,
-  keywords: ['markdown', 'read', 'text', 'article', 'page', 'convert'],
+  keywords: ['markdown', 'read', 'text', 'article', 'page', 'convert', 'to markdown', 'whole page'],
 });
 
 export const extract = defineAction({
@@ -138,7 +163,7 @@ export const extract = defineAction({
   annotations,
   timeoutMs: 120_000,
   example: { url: 'https://example.com/', extract_properties: 'title, description' },
-  keywords: ['extract', 'structured', 'fields', 'json', 'ai'],
+  keywords: ['extract', 'structured', 'fields', 'json', 'ai', 'named fields', 'properties', 'pull fields'],
 });
 
 export const scraperC = group(scrape, scrapeResidential, markdown, extract);

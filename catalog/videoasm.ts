@@ -71,7 +71,7 @@ export const upload = defineAction({
   }),
   annotations: write,
   example: { file_id: 'file_0mdx3k2a1b2c3d4e5f6g7h8i9j', filename: 'intro.mp4' },
-  keywords: ['video', 'media', 'import', 'clip', 'footage', 'assemble'],
+  keywords: ['video', 'media', 'import', 'clip', 'footage', 'assemble', 'video editor', 'into the editor'],
 });
 
 export const createProject = defineAction({
@@ -81,8 +81,7 @@ export const createProject = defineAction({
   summary:
     'Step 2 of video assembly. Creates a project and returns { id }, the project_id for put_composition and ' +
     'render. The format can be set here or later in the composition.',
-  whenToUse:
-    'Use it once per video, before videoasm/put_composition and videoasm/render.',
+  whenToUse: 'Use it once per video, before videoasm/put_composition and videoasm/render.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -100,7 +99,7 @@ export const createProject = defineAction({
   }),
   annotations: write,
   example: { name: 'Launch teaser', format: { aspectRatio: '9:16', fps: 30, resolution: 'fhd' } },
-  keywords: ['video', 'project', 'edit', 'assemble'],
+  keywords: ['video', 'project', 'new project', 'edit', 'assemble', 'create project'],
 });
 
 const wrapper = composition
@@ -170,7 +169,16 @@ export const putComposition = defineAction({
       },
     ],
   },
-  keywords: ['video', 'timeline', 'edit', 'composition', 'clips', 'tracks'],
+  keywords: [
+    'video',
+    'timeline',
+    'edit',
+    'composition',
+    'clips',
+    'tracks',
+    'save composition',
+    'set timeline',
+  ],
 });
 
 export const validate = defineAction({
@@ -227,7 +235,7 @@ export const validate = defineAction({
     format: { aspectRatio: '16:9', fps: 30, resolution: 'fhd' },
     tracks: [{ id: 'track-video', kind: 'video', contents: [] }],
   },
-  keywords: ['video', 'check', 'lint', 'composition', 'dry run'],
+  keywords: ['video', 'check', 'lint', 'composition', 'dry run', 'valid', 'validate', 'errors'],
 });
 
 export const render = defineAction({
@@ -264,7 +272,7 @@ export const render = defineAction({
   jobHandle: 'job_id',
   timeoutMs: 60_000,
   example: { project_id: 'prj_0mdx3k2a1b2c3d4e5f6g7h8i9j', intent: 'preview' },
-  keywords: ['video', 'render', 'export', 'mp4'],
+  keywords: ['video', 'render', 'export', 'mp4', 'make video', 'produce'],
 });
 
 export const RENDER_STATES = ['queued', 'rendering', 'complete', 'failed', 'cancelled'] as const;
@@ -313,7 +321,18 @@ export const result = defineAction({
     failed: (o) => o.status === 'failed' || o.status === 'cancelled',
   },
   example: { job_id: 'rnd_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
-  keywords: ['video', 'render', 'status', 'poll', 'download'],
+  keywords: [
+    'video',
+    'render',
+    'status',
+    'poll',
+    'download',
+    'finished',
+    'ready',
+    'done',
+    'mp4 link',
+    'output',
+  ],
 });
 
 export const videoasm = group(upload, createProject, putComposition, validate, render, result);

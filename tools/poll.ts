@@ -34,7 +34,8 @@ function takeBearerToken(handle: string, now: number): void {
   b.tokens -= 1;
   // Bounded by the handles polled in the last few seconds: idle buckets are full again, so forget them.
   if (buckets.size > 10_000) {
-    for (const [k, v] of buckets) if (now - v.at > (BEARER_BURST / BEARER_PER_SECOND) * 1000) buckets.delete(k);
+    for (const [k, v] of buckets)
+      if (now - v.at > (BEARER_BURST / BEARER_PER_SECOND) * 1000) buckets.delete(k);
   }
 }
 

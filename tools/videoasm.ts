@@ -202,21 +202,24 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
         });
       }
       const r = await cueframe(ctx).getRender(rec.data.project, rec.ref, { signal: ctx.signal });
-      return pollState({
-        job_id: input.job_id,
-        status: r.status,
-        progress: r.progress,
-        output_url: r.outputUrl,
-        output_expires_at: r.outputExpiresAt,
-        error:
-          r.status === 'failed'
-            ? {
-                message:
-                  'The render failed. Validate the composition with videoasm/validate, fix it, then render again.',
-                retryable: r.retryable,
-              }
-            : null,
-      }, ['queued', 'rendering']);
+      return pollState(
+        {
+          job_id: input.job_id,
+          status: r.status,
+          progress: r.progress,
+          output_url: r.outputUrl,
+          output_expires_at: r.outputExpiresAt,
+          error:
+            r.status === 'failed'
+              ? {
+                  message:
+                    'The render failed. Validate the composition with videoasm/validate, fix it, then render again.',
+                  retryable: r.retryable,
+                }
+              : null,
+        },
+        ['queued', 'rendering'],
+      );
     },
   },
 };

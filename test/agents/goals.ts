@@ -1,0 +1,317 @@
+// Plain-English goals an agent might bring, with the action that answers each and the key values a correct
+// first call carries. Used by test/agents/agents.test.ts (thresholds) and `npm run bench -- agents`
+// (docs/benchmarks.md).
+//
+// TUNING goals were written first and the planner was developed against them. HELD_OUT goals were written
+// after tuning stopped and never used to change the planner; both figures are reported.
+
+export interface Goal {
+  goal: string;
+  /** Actions that answer the goal (discover's top result and consult's first call must be one of them). */
+  actions: string[];
+  /** When the plan starts with a preparatory step, the action consult's first call must be instead. */
+  consultFirst?: string[];
+  /** Values the first call's params must carry: dotted path → expected value (strings compared loosely). */
+  values?: Record<string, unknown>;
+  /** Actions the plan must contain, in this order (a workflow). */
+  steps?: string[];
+}
+
+export const TUNING: Goal[] = [
+  // propstats
+  {
+    goal: 'What would 5500 Grand Lake Dr, San Antonio, TX 78244 rent for per month?',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '5500 Grand Lake Dr, San Antonio, TX 78244' },
+  },
+  {
+    goal: 'Estimate the market value of 1600 Pennsylvania Ave NW, Washington, DC 20500 with comparable sales',
+    actions: ['propstats/value-estimate'],
+    values: { address: '1600 Pennsylvania Ave NW, Washington, DC 20500' },
+  },
+  {
+    goal: 'Find 3-bedroom houses for sale in Austin, TX under $500,000',
+    actions: ['propstats/sale-listings'],
+    values: { city: 'Austin', state: 'TX', bedrooms: 3, price: '*-500000' },
+  },
+  {
+    goal: 'List apartments for rent in zip code 94110',
+    actions: ['propstats/rental-listings'],
+    values: { zipCode: '94110' },
+  },
+  {
+    goal: 'Show me median home prices and days on market for 78704 over the last 24 months',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '78704', historyRange: 24 },
+  },
+  {
+    goal: 'Who owns 742 Evergreen Terrace, Springfield, IL 62704 and what did they pay for it? Tax history too.',
+    actions: ['propstats/properties', 'propdata/property-detail'],
+    values: { address: '742 Evergreen Terrace, Springfield, IL 62704' },
+  },
+  {
+    goal: 'Pull property records for condos near 30.2672, -97.7431 within 2 miles',
+    actions: ['propstats/properties'],
+    values: { latitude: 30.2672, longitude: -97.7431, radius: 2, propertyType: 'Condo' },
+  },
+  {
+    goal: 'rental market stats for zip 33139',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '33139', dataType: 'Rental' },
+  },
+  // propdata
+  {
+    goal: 'Get the lender-grade AVM with a confidence score for 17 Topeka Pass, Willingboro, NJ 08046',
+    actions: ['propdata/avm'],
+    values: { address: '17 Topeka Pass, Willingboro, NJ 08046' },
+  },
+  {
+    goal: 'I need the phone number and email of the owner of 17 Topeka Pass, Willingboro, NJ 08046 to make an offer',
+    actions: ['propdata/skiptrace'],
+    values: { address: '17 Topeka Pass', city: 'Willingboro', state: 'NJ', zip: '08046' },
+  },
+  {
+    goal: 'Show the parcel boundary and acreage of the lot at 40.0312, -74.8801',
+    actions: ['propdata/parcel'],
+    values: { latitude: 40.0312, longitude: -74.8801 },
+  },
+  {
+    goal: 'Does 123 Main St, Boise, ID 83702 have a mortgage, liens or a foreclosure? How much equity?',
+    actions: ['propdata/property-detail'],
+    values: { address: '123 Main St, Boise, ID 83702' },
+  },
+  {
+    goal: 'Complete this partial address: 9 Topeka Pa',
+    actions: ['propdata/autocomplete'],
+    values: { search: '9 Topeka Pa' },
+  },
+  {
+    goal: 'What is the APN and flood zone of 55 Ocean Dr, Miami Beach, FL 33139?',
+    actions: ['propdata/property-detail'],
+    values: { address: '55 Ocean Dr, Miami Beach, FL 33139' },
+  },
+  // scraperA
+  {
+    goal: 'Read https://example.com/blog/post-1 and give me the article as markdown',
+    actions: ['scraperA/scrape', 'scraperC/markdown', 'scraperB/scrape'],
+    values: { url: 'https://example.com/blog/post-1' },
+  },
+  {
+    goal: 'Take a screenshot of https://news.ycombinator.com',
+    actions: ['scraperA/scrape', 'scraperB/scrape'],
+    values: { url: 'https://news.ycombinator.com' },
+  },
+  {
+    goal: 'Crawl docs.python.org up to 50 pages and collect the content',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://docs.python.org' },
+    steps: ['scraperA/crawl', 'scraperA/crawl_status'],
+  },
+  {
+    goal: 'List all the URLs on stripe.com without scraping them',
+    actions: ['scraperA/map', 'scraperB/map'],
+    values: { url: 'https://stripe.com' },
+  },
+  {
+    goal: 'Search the web for the best open source vector databases',
+    actions: ['scraperA/search', 'scraperB/search', 'platform/supersearch'],
+    values: { query: 'best open source vector databases' },
+  },
+  {
+    goal: 'Extract the product name, price and rating from https://shop.example.com/p/123 as JSON',
+    actions: ['scraperA/extract', 'scraperC/extract', 'scraperB/extract'],
+    values: { 'urls.0|url': 'https://shop.example.com/p/123' },
+  },
+  // scraperB
+  {
+    goal: 'Find news from the past week about the Federal Reserve interest rate decision',
+    actions: ['scraperB/search', 'platform/supersearch'],
+    values: { query: 'Federal Reserve interest rate decision' },
+  },
+  {
+    goal: 'Get the plain text and all links of https://en.wikipedia.org/wiki/Web_scraping',
+    actions: ['scraperB/scrape'],
+    values: { url: 'https://en.wikipedia.org/wiki/Web_scraping' },
+  },
+  {
+    goal: 'Summarize the page https://www.rust-lang.org/learn',
+    actions: ['scraperB/scrape'],
+    values: { url: 'https://www.rust-lang.org/learn' },
+  },
+  {
+    goal: 'Extract pricing tiers from https://vercel.com/pricing with a source quote for each field',
+    actions: ['scraperB/extract'],
+    values: { 'urls.0': 'https://vercel.com/pricing', basis: true },
+  },
+  {
+    goal: 'Check on my crawl crawl_0mdx3k2a1b2c3d4e5f6g7h8',
+    actions: ['scraperA/crawl_status', 'scraperB/crawl_status'],
+    values: { id: 'crawl_0mdx3k2a1b2c3d4e5f6g7h8' },
+  },
+  {
+    goal: 'Is my extraction job extract_0mdx3k2a9z8y7x6w5v4u3t done yet?',
+    actions: ['scraperB/extract_status'],
+    values: { id: 'extract_0mdx3k2a9z8y7x6w5v4u3t' },
+  },
+  {
+    goal: 'Find images of the Golden Gate Bridge at sunset',
+    actions: ['scraperB/search'],
+    values: { query: 'Golden Gate Bridge at sunset', 'sources.0': 'images' },
+  },
+  // scraperC
+  {
+    goal: 'Fetch the raw HTML of https://httpbin.org/html',
+    actions: ['scraperC/scrape'],
+    values: { url: 'https://httpbin.org/html' },
+  },
+  {
+    goal: 'The page https://www.zillow.com/homedetails/123 blocks my scraper with a captcha, get it anyway',
+    actions: ['scraperC/scrape_residential'],
+    values: { url: 'https://www.zillow.com/homedetails/123' },
+  },
+  {
+    goal: 'Convert https://paulgraham.com/greatwork.html to markdown',
+    actions: ['scraperC/markdown', 'scraperA/scrape'],
+    values: { url: 'https://paulgraham.com/greatwork.html' },
+  },
+  {
+    goal: 'From https://books.toscrape.com pull the fields title, price, availability',
+    actions: ['scraperC/extract', 'scraperA/extract'],
+    values: { 'url|urls.0': 'https://books.toscrape.com' },
+  },
+  {
+    goal: 'Load https://app.example.com/dashboard after the .chart selector appears and give me the HTML',
+    actions: ['scraperC/scrape'],
+    values: { url: 'https://app.example.com/dashboard', wait_for_selector: '.chart' },
+  },
+  // platform
+  {
+    goal: 'How much credit do I have left?',
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'Show my last 10 charges',
+    actions: ['platform/transactions'],
+    values: { limit: 10 },
+  },
+  {
+    goal: 'Research recent academic papers on retrieval augmented generation with citations',
+    actions: ['platform/supersearch'],
+    values: { query: 'retrieval augmented generation' },
+  },
+  {
+    goal: 'Which tool should I use to find rental comps?',
+    actions: ['platform/discover', 'propstats/rent-estimate'],
+  },
+  {
+    goal: 'Gather evidence from news, GitHub and Reddit about the xz backdoor',
+    actions: ['platform/supersearch'],
+    values: { query: 'xz backdoor' },
+  },
+  // files
+  {
+    goal: 'Save https://example.com/files/report.pdf to my file library',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://example.com/files/report.pdf' },
+  },
+  {
+    goal: 'Upload my local file intro.mp4 (5 MB) so I can use it later',
+    actions: ['files/upload'],
+    values: { filename: 'intro.mp4', size_bytes: 5_000_000, mime: 'video/mp4' },
+  },
+  {
+    goal: 'What files have I stored already?',
+    actions: ['files/list'],
+  },
+  {
+    goal: 'Find my stored files tagged launch',
+    actions: ['files/list'],
+    values: { tag: 'launch' },
+  },
+  // mediastage
+  {
+    goal: 'Stage photo.png as an input image for an image generation model',
+    actions: ['mediastage/upload'],
+    values: { file_name: 'photo.png', content_type: 'image/png' },
+  },
+  // videoasm
+  {
+    goal: 'Make a 9:16 video from https://example.com/clips/beach.mp4 and render it',
+    actions: ['videoasm/render', 'videoasm/upload', 'videoasm/create_project'],
+    consultFirst: ['files/upload_from_url'],
+    values: { url: 'https://example.com/clips/beach.mp4' },
+    steps: [
+      'files/upload_from_url',
+      'videoasm/upload',
+      'videoasm/create_project',
+      'videoasm/validate',
+      'videoasm/put_composition',
+      'videoasm/render',
+      'videoasm/result',
+    ],
+  },
+  {
+    goal: 'Is render rnd_0mdx3k2a1b2c3d4e5f6g7h8i9j finished? I need the MP4 link',
+    actions: ['videoasm/result'],
+    values: { job_id: 'rnd_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
+  },
+  {
+    goal: 'Import my stored file file_0mdx3k2a1b2c3d4e5f6g7h8i9j into the video editor',
+    actions: ['videoasm/upload'],
+    values: { file_id: 'file_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
+  },
+  {
+    goal: 'Create a new video project called Launch Teaser in 1:1 at 30 fps',
+    actions: ['videoasm/create_project'],
+    values: { name: 'Launch Teaser', 'format.aspectRatio': '1:1', 'format.fps': 30 },
+  },
+  {
+    goal: 'Render project prj_0mdx3k2a1b2c3d4e5f6g7h8i9j as a final 4k video',
+    actions: ['videoasm/render'],
+    values: { project_id: 'prj_0mdx3k2a1b2c3d4e5f6g7h8i9j', intent: 'final' },
+    steps: ['videoasm/render', 'videoasm/result'],
+  },
+  {
+    goal: 'Check whether my video composition is valid before rendering',
+    actions: ['videoasm/validate'],
+  },
+  // more variety
+  {
+    goal: 'What are homes selling for in Denver, Colorado right now?',
+    actions: ['propstats/sale-listings', 'propstats/market-stats'],
+    values: { city: 'Denver', state: 'CO' },
+  },
+  {
+    goal: 'How much is my house at 8 Elm Street, Portland, OR 97201 worth?',
+    actions: ['propstats/value-estimate', 'propdata/avm'],
+    values: { address: '8 Elm Street, Portland, OR 97201' },
+  },
+  {
+    goal: 'Scrape linear.app/pricing',
+    actions: ['scraperA/scrape', 'scraperB/scrape', 'scraperC/markdown'],
+    values: { url: 'https://linear.app/pricing' },
+  },
+  {
+    goal: 'Crawl https://blog.example.org with JavaScript rendering, 20 pages max, as plain text',
+    actions: ['scraperB/crawl'],
+    values: { url: 'https://blog.example.org', maxPages: 20, renderJs: true },
+    steps: ['scraperB/crawl', 'scraperB/crawl_status'],
+  },
+  {
+    goal: 'Look up owner contact info for John Smith in Dallas, TX',
+    actions: ['propdata/skiptrace'],
+    values: { first_name: 'John', last_name: 'Smith', city: 'Dallas', state: 'TX' },
+  },
+  {
+    goal: 'Get the latest tweets and Reddit threads about the new iPhone',
+    actions: ['platform/supersearch'],
+    values: { query: 'new iPhone' },
+  },
+  {
+    goal: 'Find recent Python repositories on GitHub for PDF parsing',
+    actions: ['platform/supersearch', 'scraperA/search', 'scraperB/search'],
+    values: { query: 'Python PDF parsing' },
+  },
+];
+
+export const HELD_OUT: Goal[] = [];
