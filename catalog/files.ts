@@ -158,7 +158,18 @@ export const list = defineAction({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   example: { tag: 'launch', limit: 20 },
-  keywords: ['files', 'list', 'my files', 'library', 'stored', 'find file', 'tagged', 'already uploaded'],
+  keywords: [
+    'files',
+    'list',
+    'my files',
+    'library',
+    'stored',
+    'find file',
+    'tagged',
+    'already uploaded',
+    'files uploaded',
+    'what files',
+  ],
 });
 
 export const files = group(upload, uploadFromUrl, list);

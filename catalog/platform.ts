@@ -109,9 +109,12 @@ export const supersearch = defineAction({
   action: 'supersearch',
   title: 'Multi-source search with cited evidence',
   summary:
-    'Flat-priced multi-source retrieval: plans the search, races independent indexes per facet, optionally ' +
-    'extracts full page content, and returns normalized evidence in which every item cites a transaction id. ' +
-    'Internal source calls are included in the price. When only query is given, the routing is inferred.',
+    'Flat-priced multi-source retrieval. When only query is given, an intent classifier picks the facets ' +
+    '(news with recency, academic papers, code, docs, social posts, filings, …); each facet searches its own ' +
+    'kind of source concurrently (timeCritical races two indexes), within budgetCents. urls skip search and ' +
+    'are extracted directly, hard pages through a browser or residential proxies (facet scrape-hard). Returns ' +
+    '{ query, evidence, plan }: evidence merged across facets, deduplicated, every item citing this call’s ' +
+    'transaction id; plan says how it was routed. Internal source calls are included in the price.',
   whenToUse:
     'Use it for research questions that need evidence from several kinds of sources (news, papers, ' +
     'code, docs, social posts, hard-to-scrape pages) merged and cited in one flat-priced call; for ' +
@@ -124,9 +127,10 @@ export const supersearch = defineAction({
       .array(z.enum(SUPERSEARCH_FACETS))
       .min(1)
       .max(15)
-      .default(['web'])
+      .optional()
       .describe(
-        `Source families to search concurrently (1-15, default ["web"]): ${SUPERSEARCH_FACETS.join(', ')}.`,
+        `Source families to search concurrently (1-15): ${SUPERSEARCH_FACETS.join(', ')}. Omit it to let ` +
+          'the intent classifier choose from the query (["web"] when nothing more specific fits).',
       ),
     timeCritical: z.boolean().optional().describe('Race two indexes and take the first answer.'),
     fidelityRequired: z
@@ -166,7 +170,17 @@ export const supersearch = defineAction({
       .enum(SUPERSEARCH_PLATFORMS)
       .optional()
       .describe(`Social network for the social facet: ${SUPERSEARCH_PLATFORMS.join(', ')}.`),
-    budgetCents: z.number().int().min(1).max(4).optional().describe('Internal budget hint, 1-4 cents.'),
+    budgetCents: z
+      .number()
+      .int()
+      .min(1)
+      .max(4)
+      .optional()
+      .describe(
+        'Internal budget, 1-4 cents: source calls are costed at the catalog price of what they stand for ' +
+          '(a search 1, a browser render 1, a residential fetch 4); facets that do not fit are skipped and ' +
+          'reported in plan.skipped. Your price stays 5 cents.',
+      ),
   }),
   output: outputObject({
     query: z.string().describe('The query as run.'),
@@ -180,13 +194,32 @@ export const supersearch = defineAction({
           source: z.string().describe('Index or fetcher that produced it.'),
           transaction_id: z.string().describe('Transaction that paid for this evidence.'),
           markdown: z.string().optional().describe('Full content, when fidelityRequired.'),
+          also_found_by: z
+            .array(z.string())
+            .optional()
+            .describe('Other facets that found the same page (it ranks higher for it).'),
+          published_at: z.string().optional().describe('Publication date, when the source gives one.'),
         }),
       )
-      .describe('Normalized evidence, best first.'),
+      .describe('Normalized evidence, merged across facets, deduplicated, best first.'),
+    plan: outputObject({
+      routed_by: z
+        .enum(['caller', 'classifier'])
+        .describe('caller: your facets; classifier: chosen from the query.'),
+      facets: z.array(z.string()).describe('Facets that ran (scrape or scrape-hard when urls were fetched).'),
+      skipped: z
+        .array(z.object({ facet: z.string(), reason: z.string() }).describe('A facet left out.'))
+        .describe('Facets left out, and why (the budget).'),
+      recency_days: z.number().int().optional().describe('Recency window applied (news defaults to 7).'),
+      platform: z.string().optional().describe('Social network the social facet targeted.'),
+      budget_cents: z.number().int().describe('Internal budget of this search, cents.'),
+      spent_cents: z.number().int().describe('Internal budget used, cents.'),
+      sources: z.array(z.string()).describe('Indexes and fetchers the evidence came from.'),
+    }).describe('How the search was routed and what it used.'),
   }),
   annotations: { ...readOnly, openWorldHint: true },
   timeoutMs: 120_000,
-  example: { query: 'latest Node.js LTS release notes', facets: ['web'] },
+  example: { query: 'latest Node.js LTS release notes' },
   keywords: [
     'research',
     'evidence',

@@ -107,12 +107,16 @@ export const scrapeResidential = defineAction({
     'blocked',
     'blocks',
     'anti-bot',
+    'bot protection',
     'captcha',
     'cloudflare',
     'geo',
     'geo-fenced',
     'denied',
+    'access denied',
     'forbidden',
+    '403',
+    'keeps failing',
   ],
 });
 

@@ -262,6 +262,11 @@ const INSTRUCTION = new Set(
 const CONNECTORS = new Set('about on for of from with in and or the a an to by at into regarding'.split(' '));
 
 function topicOf(text: string): string {
+  // "what X, Y and Z say about T": the subject follows "about" when sources or instructions come before it.
+  const about = /^(.*?)\babout\s+(.+)$/i.exec(text);
+  if (about && /,|\band\b/.test(about[1] as string) && (about[2] as string).split(/\s+/).length <= 10) {
+    return topicOf(about[2] as string);
+  }
   const stripped = text
     .replace(URL_RE, ' ')
     .replace(
@@ -441,7 +446,8 @@ export function extract(goal: string): Extracted {
   x.fields = fieldList(text);
   x.selector =
     /(?:^|\s)([.#][A-Za-z][\w-]*|\[[^\]]+\])\s+(?:selector|element)\b/.exec(text)?.[1] ??
-    /\bselector\s+([.#]?[A-Za-z][\w.#-]*)/.exec(text)?.[1];
+    /\bselector\s+([.#]?[A-Za-z][\w.#-]*)/.exec(text)?.[1] ??
+    /\bwait(?:ing)?\s+(?:for|until)\s+(?:the\s+)?([.#][A-Za-z][\w-]*)/.exec(text)?.[1];
   x.platform = PLATFORMS.find(([re]) => re.test(text))?.[1];
   x.name = /\b(?:called|named|titled)\s+["“']?([A-Z0-9][^"”',.]*?)["”']?(?=\s+(?:in|at|with|for|as)\b|[,.]|$)/
     .exec(text)?.[1]

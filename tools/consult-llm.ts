@@ -1,7 +1,7 @@
 import { type Action, findAction } from '../catalog/index.js';
 import { inputJsonSchema } from '../catalog/json-schema.js';
-import type { HandlerContext } from './context.js';
 import { checkParams, type Plan, type PlannedCall } from './consult-plan.js';
+import type { HandlerContext } from './context.js';
 
 // platform/consult with the model router configured: the cheap tier may refine the deterministic plan's first
 // call (a better-worded query, a value the rules missed). Only a refinement that keeps to runnable actions and

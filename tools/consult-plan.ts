@@ -4,7 +4,7 @@ import { inputJsonSchema } from '../catalog/json-schema.js';
 import { scoreCatalog } from './catalog-search.js';
 import { type Extracted, extract } from './consult-extract.js';
 import { fillParams } from './consult-fill.js';
-import { type Step, single, videoPipeline, viaAutocomplete, wantsVideoPipeline } from './consult-flows.js';
+import { type Step, single, viaAutocomplete, videoPipeline, wantsVideoPipeline } from './consult-flows.js';
 
 // platform/consult's deterministic planner. For a goal: read its values (consult-extract), rank the actions this
 // gateway can run by how well the catalog's own words match the goal *and* how completely the goal supplies
@@ -118,8 +118,9 @@ function rank(x: Extracted, runnable: (a: Action) => boolean): Candidate[] {
     ) {
       score += 5;
     }
-    // The goal names a page or site the action cannot take.
+    // The goal names a page or site the action cannot take, or several pages and the action takes one.
     if (x.urls.length > 0 && !('url' in shape) && !('urls' in shape)) score -= 2;
+    if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 2;
     out.push({ action, score, checked });
   }
   return out.sort((a, b) => b.score - a.score || a.action.priceCents - b.action.priceCents);

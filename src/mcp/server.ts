@@ -7,8 +7,8 @@ import type { RunDeps } from '../run/execute.js';
 import { advertisedPayment, type X402Deps } from '../run/x402-call.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
-import { RESOURCES, readResource } from './resources.js';
 import { compactToolList, type ToolSet, toolSetOf } from './compact.js';
+import { RESOURCES, readResource } from './resources.js';
 import { actionForTool, fullToolList } from './tools.js';
 
 // The per-request server. `createMcpHandler` needs a fresh instance for every HTTP request (one instance per

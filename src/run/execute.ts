@@ -305,7 +305,7 @@ async function refundIfJobFailed(
   principal: Principal,
 ): Promise<void> {
   const rule = action.refundsStart;
-  if (!rule || !rule.failed(data as Record<string, unknown>)) return;
+  if (!rule?.failed(data as Record<string, unknown>)) return;
   const handle = input[rule.handleField];
   if (typeof handle !== 'string') return;
   try {

@@ -57,7 +57,7 @@ function at(obj: unknown, path: string): unknown {
 
 export function callValidates(call: PlannedCall): boolean {
   const action = findAction(`${call.service}/${call.action}`);
-  return action !== undefined && action.input.safeParse(call.params).success;
+  return action?.input.safeParse(call.params).success === true;
 }
 
 function isSubsequence(want: string[], got: string[]): boolean {

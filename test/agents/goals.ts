@@ -314,4 +314,130 @@ export const TUNING: Goal[] = [
   },
 ];
 
-export const HELD_OUT: Goal[] = [];
+export const HELD_OUT: Goal[] = [
+  {
+    goal: 'Estimate monthly rent for a 2 bed 1 bath unit at 410 W Maple Ave, Columbus, OH 43215',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '410 W Maple Ave, Columbus, OH 43215' },
+  },
+  {
+    goal: 'Pull recent sold comps and a valuation for 2201 Oak Lawn Ave, Dallas, TX 75219',
+    actions: ['propstats/value-estimate'],
+    values: { address: '2201 Oak Lawn Ave, Dallas, TX 75219' },
+  },
+  {
+    goal: 'townhouses listed for sale in Raleigh, North Carolina',
+    actions: ['propstats/sale-listings'],
+    values: { city: 'Raleigh', state: 'NC', propertyType: 'Townhouse' },
+  },
+  {
+    goal: 'Are there any 1 bedroom rentals under $1,800 in 60614?',
+    actions: ['propstats/rental-listings'],
+    values: { zipCode: '60614', bedrooms: 1, price: '*-1800' },
+  },
+  {
+    goal: 'How has the housing market in zip 85004 changed? I want sale stats',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '85004', dataType: 'Sale' },
+  },
+  {
+    goal: "Find the owner's mailing address and mortgage balance for 90 Bedford St, New York, NY 10014",
+    actions: ['propdata/property-detail'],
+    values: { address: '90 Bedford St, New York, NY 10014' },
+  },
+  {
+    goal: 'skip trace 3100 Broadway, Kansas City, MO 64111 so I can call the owner',
+    actions: ['propdata/skiptrace'],
+    values: { address: '3100 Broadway', city: 'Kansas City', state: 'MO', zip: '64111' },
+  },
+  {
+    goal: 'Give me the lot lines as GeoJSON for the parcel at 34.0522, -118.2437',
+    actions: ['propdata/parcel'],
+    values: { latitude: 34.0522, longitude: -118.2437 },
+  },
+  {
+    goal: 'Get me the markdown of https://docs.github.com/en/rest/overview, just the main content',
+    actions: ['scraperA/scrape', 'scraperC/markdown', 'scraperB/scrape'],
+    values: { url: 'https://docs.github.com/en/rest/overview' },
+  },
+  {
+    goal: 'Map out every page URL on https://www.djangoproject.com',
+    actions: ['scraperA/map', 'scraperB/map'],
+    values: { url: 'https://www.djangoproject.com' },
+  },
+  {
+    goal: 'Spider the whole site kubernetes.io/docs (100 pages) and give me all the text',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://kubernetes.io/docs' },
+  },
+  {
+    goal: 'Pull the job title, company and salary from these postings: https://jobs.example.com/1 https://jobs.example.com/2',
+    actions: ['scraperA/extract', 'scraperB/extract'],
+    values: { 'urls.0': 'https://jobs.example.com/1', 'urls.1': 'https://jobs.example.com/2' },
+  },
+  {
+    goal: 'Latest headlines about OpenAI from the last 24 hours',
+    actions: ['scraperB/search', 'platform/supersearch'],
+    values: { query: 'OpenAI' },
+  },
+  {
+    goal: 'This site keeps returning 403 to my scraper: https://www.ticketmaster.com/event/abc',
+    actions: ['scraperC/scrape_residential'],
+    values: { url: 'https://www.ticketmaster.com/event/abc' },
+  },
+  {
+    goal: 'Grab the page source HTML of https://example.org/widget after waiting for #app',
+    actions: ['scraperC/scrape'],
+    values: { url: 'https://example.org/widget', wait_for_selector: '#app' },
+  },
+  {
+    goal: 'What have I spent money on recently?',
+    actions: ['platform/transactions'],
+  },
+  {
+    goal: "What's my current balance?",
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'Compare what news outlets, arXiv papers and Hacker News say about state space models',
+    actions: ['platform/supersearch'],
+    values: { query: 'state space models' },
+  },
+  {
+    goal: 'Download https://cdn.example.com/assets/logo.png into my storage',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://cdn.example.com/assets/logo.png' },
+  },
+  {
+    goal: 'Show me the files I uploaded',
+    actions: ['files/list'],
+  },
+  {
+    goal: 'Turn my stored clip file_0mdy7k2a1b2c3d4e5f6g7h8i9j into a square video and render a preview',
+    actions: ['videoasm/upload', 'videoasm/render'],
+    consultFirst: ['videoasm/upload'],
+    values: { file_id: 'file_0mdy7k2a1b2c3d4e5f6g7h8i9j' },
+    steps: [
+      'videoasm/upload',
+      'videoasm/create_project',
+      'videoasm/validate',
+      'videoasm/render',
+      'videoasm/result',
+    ],
+  },
+  {
+    goal: 'Has rnd_0mdy7k2a9z8y7x6w5v4u3t2s1r finished rendering?',
+    actions: ['videoasm/result'],
+    values: { job_id: 'rnd_0mdy7k2a9z8y7x6w5v4u3t2s1r' },
+  },
+  {
+    goal: 'I need an upload URL for voice.wav to feed into an audio generation model',
+    actions: ['mediastage/upload'],
+    values: { file_name: 'voice.wav', content_type: 'audio/wav' },
+  },
+  {
+    goal: 'What is the status of crawl_b_0mdy7k2a1b2c3d4e5f6g7?',
+    actions: ['scraperB/crawl_status'],
+    values: { id: 'crawl_b_0mdy7k2a1b2c3d4e5f6g7' },
+  },
+];

@@ -256,8 +256,10 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     for (let i = 0; i < 5 && last.status !== 'complete'; i++) {
       const p = await run('result', { job_id: jobId });
       expect(p.status).toBe(200);
-      expect(p.body.charged_cents).toBe(1); // a poll costs 1 cent; it never starts a new render
+      expect(p.body.charged_cents).toBe(0); // [polls:free-unpriced] the spec prices no poll; it starts nothing
       last = p.body.data;
+      expect(p.body.data.finished).toBe(last.status === 'complete');
+      if (!p.body.data.finished) expect(p.body.data.next_poll_seconds).toBeGreaterThan(0);
       states.push(String(last.status));
     }
     expect(states).toEqual(['queued', 'rendering', 'complete']);
@@ -267,7 +269,7 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     await mp4.body.dump();
     // Polling never started another render.
     expect(cf.renders.size).toBe(1);
-    expect(await balance()).toBe(before - 1_000_000 - states.length * 10_000);
+    expect(await balance()).toBe(before - 1_000_000);
 
     // Another account's job_id is not found.
     const stolen = await run('result', { job_id: jobId }, bob);
@@ -290,6 +292,7 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
   it('[billing:failed-job-refunded] a render that fails is refunded once when result reports it', async () => {
     const p = await run('create_project', { name: 'Empty' });
     const empty = { v: 1, format: FORMAT, tracks: [{ id: 't', kind: 'video', contents: [] }] };
+    expect((await run('validate', empty)).body.data.valid).toBe(true);
     await run('put_composition', { project_id: p.body.data.id, ...empty });
     const before = await balance();
     const r = await run('render', { project_id: p.body.data.id, intent: 'final' });
@@ -302,10 +305,11 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
       error: { retryable: false },
     });
     expect(failed.text).not.toContain('empty scenes');
-    // The $1 render is refunded; the two 1-cent polls stay charged. Polling again refunds nothing more.
-    expect(await balance()).toBe(before - 20_000);
+    // The $1 render is refunded; the polls are free. Polling again refunds nothing more.
+    expect(failed.body.data.finished).toBe(true);
+    expect(await balance()).toBe(before);
     await run('result', { job_id: r.body.data.job_id });
-    expect(await balance()).toBe(before - 30_000);
+    expect(await balance()).toBe(before);
     const tx = await t.post('/api/run/platform/transactions', { limit: 10 }, { key: alice });
     expect(
       tx.body.data.transactions.find((x: { id: string }) => x.id === r.body.transaction_id),
