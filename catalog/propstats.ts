@@ -426,7 +426,8 @@ const marketStats = defineAction({
   summary:
     'Sale and rental market statistics for one zip code: average, median, min and max prices and rents, price ' +
     'per square foot, days on market, listing counts, by property type and bedrooms, with monthly history. ' +
-    'Sale history starts January 2024; rental history starts April 2020.',
+    'Sale history starts January 2024; rental history starts April 2020. Returns { zipCode, saleData, ' +
+    'rentalData }.',
   whenToUse:
     'Use it for zip-code-wide market levels and trends (median price or rent, days on market, ' +
     "inventory); for one property's value use propstats/value-estimate or propdata/avm.",

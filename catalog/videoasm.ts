@@ -113,7 +113,8 @@ export const putComposition = defineAction({
   summary:
     'Step 3 of video assembly. Replaces the project’s composition: send project_id with v, format and tracks ' +
     'at the top level (or inside a composition wrapper). Run videoasm/validate first and repeat until valid: ' +
-    'clips that fail validation are silently dropped and an invalid edit wastes a paid render.',
+    'clips that fail validation are silently dropped and an invalid edit wastes a paid render. Returns ' +
+    '{ project_id, saved, track_count, clip_count }.',
   whenToUse:
     'Use it after videoasm/validate answered valid: true for exactly this composition; ' +
     'videoasm/render refuses a project whose stored composition has not passed validation.',

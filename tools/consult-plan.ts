@@ -5,6 +5,7 @@ import { scoreCatalog } from './catalog-search.js';
 import { type Extracted, extract } from './consult-extract.js';
 import { fillParams } from './consult-fill.js';
 import { type Step, single, viaAutocomplete, videoPipeline, wantsVideoPipeline } from './consult-flows.js';
+import { goalAdjustment } from './goal-signals.js';
 
 // platform/consult's deterministic planner. For a goal: read its values (consult-extract), rank the actions this
 // gateway can run by how well the catalog's own words match the goal *and* how completely the goal supplies
@@ -96,9 +97,6 @@ interface Candidate {
   checked: Checked;
 }
 
-/** Fields through which a goal's ids reach an action: naming one is the strongest sign of intent. */
-const ID_FIELDS = ['id', 'job_id', 'project_id', 'file_id'];
-
 function rank(x: Extracted, runnable: (a: Action) => boolean): Candidate[] {
   const search = new Map(scoreCatalog(x.text).map((m) => [m.action.id, m.score]));
   const out: Candidate[] = [];
@@ -107,20 +105,10 @@ function rank(x: Extracted, runnable: (a: Action) => boolean): Candidate[] {
     const base = search.get(action.id) ?? 0;
     if (base <= 0) continue;
     const checked = checkParams(action, fillParams(action, x));
-    const shape = action.input.shape as Record<string, unknown>;
     let score = base;
     // Prefer actions whose inputs the goal supplies; each missing required input costs.
     score += checked.missing.length === 0 ? 1.5 : -Math.min(4, 1.5 * checked.missing.length);
-    if (
-      ID_FIELDS.some(
-        (f) => typeof checked.params[f] === 'string' && x.ids.some((i) => i.value === checked.params[f]),
-      )
-    ) {
-      score += 5;
-    }
-    // The goal names a page or site the action cannot take, or several pages and the action takes one.
-    if (x.urls.length > 0 && !('url' in shape) && !('urls' in shape)) score -= 2;
-    if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 2;
+    score += goalAdjustment(action, x);
     out.push({ action, score, checked });
   }
   return out.sort((a, b) => b.score - a.score || a.action.priceCents - b.action.priceCents);

@@ -2,10 +2,10 @@ import type { Action } from '../catalog/index.js';
 import { GatewayError } from '../src/errors.js';
 import { formatUsd } from '../src/lib/money.js';
 import { catalogAvailability } from './availability.js';
-import { searchCatalog } from './catalog-search.js';
 import { refineWithModel } from './consult-llm.js';
 import { planCalls } from './consult-plan.js';
 import type { Services } from './context.js';
+import { rankGoal } from './goal-signals.js';
 import { supersearch, supersearchPrecheck } from './supersearch.js';
 import type { ServiceHandlers } from './types.js';
 
@@ -40,7 +40,7 @@ export const platformHandlers: ServiceHandlers<'platform'> = {
   },
 
   'platform/discover': async (input, ctx) => ({
-    results: searchCatalog(input.query, input.limit, runnableOn(ctx.services)).map(({ action, score }) => ({
+    results: rankGoal(input.query, input.limit, runnableOn(ctx.services)).map(({ action, score }) => ({
       id: action.id,
       tool_name: action.toolName,
       title: action.title,

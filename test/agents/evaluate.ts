@@ -1,6 +1,6 @@
 import { findAction } from '../../catalog/index.js';
-import { searchCatalog } from '../../tools/catalog-search.js';
 import { type PlannedCall, planCalls } from '../../tools/consult-plan.js';
+import { rankGoal } from '../../tools/goal-signals.js';
 import type { Goal } from './goals.js';
 
 // Scores platform/discover and platform/consult on plain-English goals, as an agent would use them:
@@ -75,7 +75,7 @@ export function evaluate(goals: Goal[]): Evaluation {
   const outcomes: GoalOutcome[] = [];
   for (const g of goals) {
     const problems: string[] = [];
-    const discovered = searchCatalog(g.goal, 3).map((m) => m.action.id);
+    const discovered = rankGoal(g.goal, 3).map((m) => m.action.id);
     if (g.actions.includes(discovered[0] ?? '')) top1++;
     else problems.push(`discover top-1 ${discovered[0]}`);
     if (discovered.some((d) => g.actions.includes(d))) top3++;

@@ -441,3 +441,5 @@ export const HELD_OUT: Goal[] = [
     values: { id: 'crawl_b_0mdy7k2a1b2c3d4e5f6g7' },
   },
 ];
+
+export const HELD_OUT_2: Goal[] = [];

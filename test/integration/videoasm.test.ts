@@ -276,6 +276,33 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     expect(stolen.status).toBe(404);
   });
 
+  it('[videoasm:validate-before-render] render refuses, uncharged, a composition that has not passed validate', async () => {
+    const p = await run('create_project', { name: 'Guarded' });
+    const project = p.body.data.id;
+    const renders = cf.renders.size;
+    const before = await balance();
+    // No composition stored yet.
+    const none = await run('render', { project_id: project });
+    expect(none.status).toBe(400);
+    expect(none.body.charged_cents).toBe(0);
+    expect(none.body.error.message).toMatch(/videoasm\/validate.*videoasm\/put_composition/);
+    expect(none.body.error.details.run_first).toEqual(['videoasm/validate', 'videoasm/put_composition']);
+    // Stored but never validated in this form (a different clip length): refused, naming validate.
+    const edited = composition(mediaId, { endSec: 1 });
+    expect((await run('put_composition', { project_id: project, ...edited })).status).toBe(200);
+    const unvalidated = await run('render', { project_id: project });
+    expect(unvalidated.status).toBe(400);
+    expect(unvalidated.body.error.details.run_first).toEqual(['videoasm/validate']);
+    expect(cf.renders.size).toBe(renders);
+    expect(await balance()).toBe(before - 10_000); // only the put_composition
+    // Validated (wrapped this time, keys in another order: the same composition), the render goes ahead.
+    const v = await run('validate', { composition: JSON.parse(JSON.stringify(edited)) });
+    expect(v.body.data.valid).toBe(true);
+    const ok = await run('render', { project_id: project, intent: 'preview' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.charged_cents).toBe(100);
+  });
+
   it('[videoasm:ids-bound-to-account] another account cannot use my file, media or project ids; uncharged', async () => {
     const before = await balance(bob);
     expect((await run('upload', { file_id: fileId }, bob)).status).toBe(404);
