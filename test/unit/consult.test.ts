@@ -143,9 +143,8 @@ describe('[consult:workflows] multi-step goals', () => {
     expect(put?.inputs_from).toMatchObject({ project_id: { step: 3, output: 'id' } });
     expect(render?.inputs_from).toEqual({ project_id: { step: 3, output: 'id' } });
     expect(result?.inputs_from).toEqual({ job_id: { step: 6, output: 'job_id' } });
-    expect(
-      (check?.params.tracks as Array<{ contents: Array<{ duration: number }> }>)[0]?.contents[0]?.duration,
-    ).toBe(15);
+    const tracks = (check?.params.tracks ?? []) as Array<{ contents: Array<{ duration: number }> }>;
+    expect(tracks[0]?.contents[0]?.duration).toBe(15);
     for (const c of plan.calls) expect(valid(c), c.action).toBe(true);
     // [consult:plan-price] the plan once: 1+1+1+1+1+100 and a free poll; alternatives are not added.
     expect(plan.total_price_cents).toBe(105);
