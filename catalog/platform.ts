@@ -325,7 +325,7 @@ export const balance = defineAction({
 export const transactions = defineAction({
   service: 'platform',
   action: 'transactions',
-  title: 'My recent transactions',
+  title: 'My transactions',
   summary: 'Lists your most recent calls with their price, charge, status and payment method, newest first.',
   whenToUse: 'Use it to see what each call was charged, or whether a failed job was refunded.',
   priceCents: 0,

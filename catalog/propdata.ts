@@ -347,6 +347,10 @@ const skiptrace = defineAction({
     'owner outreach',
     'people search',
     'reach the owner',
+    'call the owner',
+    'text the owner',
+    'contact the owner',
+    'owner phone',
   ],
 });
 
@@ -427,6 +431,7 @@ const parcel = defineAction({
     'land',
     'zoning',
     'polygon',
+    'property lines',
   ],
 });
 

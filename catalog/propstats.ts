@@ -263,6 +263,7 @@ const saleListings = defineAction({
     'listed',
     'buy',
     'real estate',
+    'sold',
   ],
 });
 

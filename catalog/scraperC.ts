@@ -116,7 +116,7 @@ export const scrapeResidential = defineAction({
     'access denied',
     'forbidden',
     '403',
-    'keeps failing',
+    'repeatedly blocked',
   ],
 });
 

@@ -16,16 +16,25 @@ const STOP = new Set(
 
 /** Crude suffix folding so "estimates" matches "estimate", "crawling" matches "crawl", "listed" "list". */
 export function stem(t: string): string {
-  if (t.length > 5 && t.endsWith('ing')) return t.slice(0, -3);
+  if (t.length > 5 && t.endsWith('ing')) return undouble(t.slice(0, -3));
   if (t.length > 4 && t.endsWith('ies')) return `${t.slice(0, -3)}y`;
-  if (t.length > 5 && t.endsWith('ed') && !t.endsWith('eed')) return t.slice(0, -2);
+  if (t.length > 5 && t.endsWith('ed') && !t.endsWith('eed')) return undouble(t.slice(0, -2));
   if (t.length > 3 && t.endsWith('es') && /(?:ch|sh|x|ss)es$/.test(t)) return t.slice(0, -2);
   if (t.length > 3 && t.endsWith('s') && !t.endsWith('ss') && !t.endsWith('us')) return t.slice(0, -1);
   return t;
 }
 
+/** "tagg" → "tag", "runn" → "run": a doubled final consonant left by a removed suffix. */
+function undouble(t: string): string {
+  return /([b-df-hj-np-tv-z])\1$/.test(t) && !/(?:ll|ss|zz)$/.test(t) ? t.slice(0, -1) : t;
+}
+
+/** URLs, e-mail addresses and ids are values, not words about what to do: they do not take part in matching. */
+const VALUES = /\bhttps?:\/\/\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:rnd|prj|med|file|crawl|extract)_\w+/gi;
+
 export function tokenize(text: string): string[] {
   return text
+    .replace(VALUES, ' ')
     .replace(/([a-z])([A-Z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/)

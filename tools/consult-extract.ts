@@ -264,7 +264,10 @@ const CONNECTORS = new Set('about on for of from with in and or the a an to by a
 function topicOf(text: string): string {
   // "what X, Y and Z say about T": the subject follows "about" when sources or instructions come before it.
   const about = /^(.*?)\babout\s+(.+)$/i.exec(text);
-  if (about && /,|\band\b/.test(about[1] as string) && (about[2] as string).split(/\s+/).length <= 10) {
+  const before = about?.[1] ?? '';
+  const reported =
+    /,|\band\b|\b(?:write|wrote|written|say|said|saying|think|report(?:ed|ing)?|post(?:ed|s)?|news|articles?)\b/i;
+  if (about && reported.test(before) && (about[2] as string).split(/\s+/).length <= 10) {
     return topicOf(about[2] as string);
   }
   const stripped = text
@@ -399,7 +402,7 @@ export function extract(goal: string): Extracted {
     /\b(?:top|first|up to|max(?:imum)?|limit(?: of)?|at most|only|last|latest|recent)\s+(\d{1,5})\b/i.exec(
       lower,
     ) ??
-    /\b(\d{1,5})\s+(?:results|pages|items|links|comps|comparables|listings|charges|transactions|calls|urls|hits|homes|properties|files)\b/i.exec(
+    /\b(\d{1,5})\s+(?:(?:most|latest|last|recent|newest)\s+){0,2}(?:results|pages|items|links|comps|comparables|listings|charges|transactions|calls|urls|hits|homes|properties|files)\b/i.exec(
       lower,
     );
   if (count) x.count = Number(count[1]);

@@ -187,7 +187,7 @@ export function fillParams(action: Action, x: Extracted): Params {
 
   // Files and media.
   if (action.service === 'files') {
-    set('filename', action.action === 'list' ? undefined : x.filename);
+    set('filename', x.filename);
     set('size_bytes', x.sizeBytes);
     set('mime', x.mime);
     set('tag', x.tag);

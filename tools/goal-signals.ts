@@ -33,9 +33,12 @@ export function goalAdjustment(action: Action, x: Extracted): number {
     const owned = ids.some((i) => ID_OWNER[i.kind] === undefined || ID_OWNER[i.kind] === action.id);
     if (owned) score += 5;
   }
+  // A person's name, e-mail or phone in the goal: the actions that look people up by them.
+  if (x.person && 'first_name' in shape && 'last_name' in shape) score += 3;
+  if ((x.email && 'email' in shape) || (x.phone && 'phone' in shape)) score += 2;
   // The goal names pages or sites: actions that cannot take one are unlikely, one-page actions for many pages.
   if (x.urls.length > 0 && !('url' in shape) && !('urls' in shape)) score -= 2;
-  if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 2;
+  if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 4;
   return score;
 }
 

@@ -2,8 +2,10 @@
 // first call carries. Used by test/agents/agents.test.ts (thresholds) and `npm run bench -- agents`
 // (docs/benchmarks.md).
 //
-// TUNING goals were written first and the planner was developed against them. HELD_OUT goals were written
-// after tuning stopped and never used to change the planner; both figures are reported.
+// TUNING goals were written first and the planner was developed against them. Each HELD_OUT set was written
+// after the previous round of work and measured before any change it prompted; its misses then showed general
+// gaps, fixed as general rules, before the next set was written. HELD_OUT_4 was written last and never prompted
+// a change. docs/benchmarks.md ("Agents") reports every set, untouched and now.
 
 export interface Goal {
   goal: string;
@@ -442,4 +444,366 @@ export const HELD_OUT: Goal[] = [
   },
 ];
 
-export const HELD_OUT_2: Goal[] = [];
+export const HELD_OUT_2: Goal[] = [
+  {
+    goal: 'Price out 77 Harbor View Rd, Charleston, SC 29412 and show comparable homes nearby',
+    actions: ['propstats/value-estimate'],
+    values: { address: '77 Harbor View Rd, Charleston, SC 29412' },
+  },
+  {
+    goal: 'What do landlords charge for a studio at 1200 Pine St, Seattle, WA 98101?',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '1200 Pine St, Seattle, WA 98101' },
+  },
+  {
+    goal: 'Show single family homes for sale in Boise, ID with at least 4 bedrooms',
+    actions: ['propstats/sale-listings'],
+    values: { city: 'Boise', state: 'ID', bedrooms: 4 },
+  },
+  {
+    goal: 'list rental listings near 39.7392, -104.9903 within 3 miles',
+    actions: ['propstats/rental-listings'],
+    values: { latitude: 39.7392, longitude: -104.9903, radius: 3 },
+  },
+  {
+    goal: 'Average rent and days on market trends in 10001 for the past 36 months',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '10001', historyRange: 36 },
+  },
+  {
+    goal: 'Tax assessment history for 500 Elm Ave, Tulsa, OK 74104',
+    actions: ['propstats/properties', 'propdata/property-detail'],
+    values: { address: '500 Elm Ave, Tulsa, OK 74104' },
+  },
+  {
+    goal: 'How confident is an automated appraisal of 19 Birch Ln, Madison, WI 53703?',
+    actions: ['propdata/avm'],
+    values: { address: '19 Birch Ln, Madison, WI 53703' },
+  },
+  {
+    goal: 'Find an email for Maria Garcia in Phoenix, AZ, she owns a rental I want to buy',
+    actions: ['propdata/skiptrace'],
+    values: { first_name: 'Maria', last_name: 'Garcia', city: 'Phoenix', state: 'AZ' },
+  },
+  {
+    goal: 'How many acres is the parcel at 2400 County Road 12, Fort Collins, CO 80524?',
+    actions: ['propdata/parcel'],
+    values: { address: '2400 County Road 12, Fort Collins, CO 80524' },
+  },
+  {
+    goal: 'Normalize this messy address: 1 infinite loop cupertin',
+    actions: ['propdata/autocomplete'],
+    values: { search: '1 infinite loop cupertin' },
+  },
+  {
+    goal: 'Turn https://blog.cloudflare.com/some-post into clean markdown without the nav and footer',
+    actions: ['scraperA/scrape', 'scraperB/scrape'],
+    values: { url: 'https://blog.cloudflare.com/some-post' },
+  },
+  {
+    goal: 'Collect every page under https://docs.astro.build, about 40 pages',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://docs.astro.build' },
+  },
+  {
+    goal: 'google "best espresso machine 2026" and give me the top 8 results',
+    actions: ['scraperA/search', 'scraperB/search'],
+    values: { query: 'best espresso machine 2026', limit: 8 },
+  },
+  {
+    goal: 'What did tech press write about Nvidia earnings this week?',
+    actions: ['scraperB/search', 'platform/supersearch'],
+    values: { query: 'Nvidia earnings' },
+  },
+  {
+    goal: 'Get a screenshot and the links of https://www.apple.com/iphone in one go',
+    actions: ['scraperB/scrape', 'scraperA/scrape'],
+    values: { url: 'https://www.apple.com/iphone' },
+  },
+  {
+    goal: 'extract name, price and stock status from https://store.example.com/item/9 (no schema, just those fields)',
+    actions: ['scraperC/extract', 'scraperA/extract'],
+    values: { 'url|urls.0': 'https://store.example.com/item/9' },
+  },
+  {
+    goal: 'Retry https://www.nike.com/launch through a residential proxy, the normal fetch got a bot wall',
+    actions: ['scraperC/scrape_residential'],
+    values: { url: 'https://www.nike.com/launch' },
+  },
+  {
+    goal: 'Is crawl_a_0mdz1k2a1b2c3d4e5f6g7h8 done? Fetch its pages',
+    actions: ['scraperA/crawl_status'],
+    values: { id: 'crawl_a_0mdz1k2a1b2c3d4e5f6g7h8' },
+  },
+  {
+    goal: 'Literature review: peer-reviewed studies on intermittent fasting and longevity, with sources',
+    actions: ['platform/supersearch'],
+    values: { query: 'intermittent fasting longevity' },
+  },
+  {
+    goal: 'How many dollars of credit remain on my account?',
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'Was my last render refunded? Show my recent transactions',
+    actions: ['platform/transactions'],
+  },
+  {
+    goal: 'Keep a copy of https://example.com/data/prices.csv in my files, tagged q3',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://example.com/data/prices.csv', 'tags.0': 'q3' },
+  },
+  {
+    goal: 'Store podcast.mp3 (48 MB) from my laptop',
+    actions: ['files/upload'],
+    values: { filename: 'podcast.mp3', size_bytes: 48_000_000, mime: 'audio/mpeg' },
+  },
+  {
+    goal: 'Create a 60 fps 16:9 project named Product Demo',
+    actions: ['videoasm/create_project'],
+    values: { name: 'Product Demo', 'format.fps': 60, 'format.aspectRatio': '16:9' },
+  },
+];
+
+/** Written after the fixes prompted by HELD_OUT_2; measured once, never tuned on. */
+export const HELD_OUT_3: Goal[] = [
+  {
+    goal: 'zestimate-style value for 3 Oak Ct, Naperville, IL 60540',
+    actions: ['propstats/value-estimate', 'propdata/avm'],
+    values: { address: '3 Oak Ct, Naperville, IL 60540' },
+  },
+  {
+    goal: 'If I rent out 88 Lake Shore Dr, Chicago, IL 60611 what monthly income can I expect?',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '88 Lake Shore Dr, Chicago, IL 60611' },
+  },
+  {
+    goal: 'recently sold condos in 02116',
+    actions: ['propstats/sale-listings', 'propstats/properties'],
+    values: { zipCode: '02116', propertyType: 'Condo' },
+  },
+  {
+    goal: 'Cheap 2 bedroom apartments for rent in Austin, Texas below $1,500 a month',
+    actions: ['propstats/rental-listings'],
+    values: { city: 'Austin', state: 'TX', bedrooms: 2, price: '*-1500' },
+  },
+  {
+    goal: 'Is the 98109 housing market heating up? median sale price history please',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '98109', dataType: 'Sale' },
+  },
+  {
+    goal: 'Any foreclosure or lien flags on 12 Cedar Rd, Akron, OH 44313?',
+    actions: ['propdata/property-detail'],
+    values: { address: '12 Cedar Rd, Akron, OH 44313' },
+  },
+  {
+    goal: 'I want to text the owner of 640 Spruce St, Reno, NV 89501 about selling',
+    actions: ['propdata/skiptrace'],
+    values: { address: '640 Spruce St', city: 'Reno', state: 'NV', zip: '89501' },
+  },
+  {
+    goal: 'draw the property lines for APN lookup around 36.1699, -115.1398',
+    actions: ['propdata/parcel'],
+    values: { latitude: 36.1699, longitude: -115.1398 },
+  },
+  {
+    goal: 'fetch https://example.net/article-42 as markdown',
+    actions: ['scraperA/scrape', 'scraperC/markdown', 'scraperB/scrape'],
+    values: { url: 'https://example.net/article-42' },
+  },
+  {
+    goal: 'What pages does https://www.typescriptlang.org have? Just the URL list',
+    actions: ['scraperA/map', 'scraperB/map'],
+    values: { url: 'https://www.typescriptlang.org' },
+  },
+  {
+    goal: 'Crawl https://shop.example.org/catalog and get every product page, max 60 pages',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://shop.example.org/catalog' },
+  },
+  {
+    goal: 'Search for "tailwind css grid examples"',
+    actions: ['scraperA/search', 'scraperB/search'],
+    values: { query: 'tailwind css grid examples' },
+  },
+  {
+    goal: 'Pull structured data (title, author, date) out of https://news.example.com/a and https://news.example.com/b',
+    actions: ['scraperA/extract', 'scraperB/extract'],
+    values: { 'urls.0': 'https://news.example.com/a', 'urls.1': 'https://news.example.com/b' },
+  },
+  {
+    goal: 'Give me the rendered HTML of https://spa.example.io once the JavaScript has run',
+    actions: ['scraperC/scrape', 'scraperB/scrape'],
+    values: { url: 'https://spa.example.io' },
+  },
+  {
+    goal: 'https://www.walmart.com/ip/123 returns access denied, use a residential IP',
+    actions: ['scraperC/scrape_residential'],
+    values: { url: 'https://www.walmart.com/ip/123' },
+  },
+  {
+    goal: 'Gather evidence about the 2026 EU AI Act enforcement from news and regulators',
+    actions: ['platform/supersearch'],
+    values: { query: '2026 EU AI Act enforcement' },
+  },
+  {
+    goal: 'remaining balance?',
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'list my 20 most recent calls and what they cost',
+    actions: ['platform/transactions'],
+    values: { limit: 20 },
+  },
+  {
+    goal: 'Mirror https://downloads.example.com/installer.zip into my file storage',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://downloads.example.com/installer.zip' },
+  },
+  {
+    goal: 'Do I already have a file called intro.mp4 stored?',
+    actions: ['files/list'],
+    values: { filename: 'intro.mp4' },
+  },
+  {
+    goal: 'Prepare mask.png as an image_url input for a generation',
+    actions: ['mediastage/upload'],
+    values: { file_name: 'mask.png', content_type: 'image/png' },
+  },
+  {
+    goal: 'Check if rnd_0mea9k2a1b2c3d4e5f6g7h8i9j is complete',
+    actions: ['videoasm/result'],
+    values: { job_id: 'rnd_0mea9k2a1b2c3d4e5f6g7h8i9j' },
+  },
+  {
+    goal: 'Start a new video project called Recap',
+    actions: ['videoasm/create_project'],
+    values: { name: 'Recap' },
+  },
+  {
+    goal: 'Edit my two uploaded clips file_0mea9k2a1b2c3d4e5f6g7h8 into a reel and render it',
+    actions: ['videoasm/upload', 'videoasm/render', 'videoasm/create_project'],
+    consultFirst: ['videoasm/upload'],
+    values: { file_id: 'file_0mea9k2a1b2c3d4e5f6g7h8' },
+    steps: [
+      'videoasm/upload',
+      'videoasm/create_project',
+      'videoasm/validate',
+      'videoasm/render',
+      'videoasm/result',
+    ],
+  },
+];
+
+/** Written last, after every change to the planner; measured once, never tuned on. */
+export const HELD_OUT_4: Goal[] = [
+  {
+    goal: 'Value and comps for 410 Sunset Blvd, Los Angeles, CA 90012',
+    actions: ['propstats/value-estimate'],
+    values: { address: '410 Sunset Blvd, Los Angeles, CA 90012' },
+  },
+  {
+    goal: 'expected rent for 9 Harbor Way, Portland, ME 04101, it has 3 bedrooms',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '9 Harbor Way, Portland, ME 04101' },
+  },
+  {
+    goal: 'Houses for sale in Nashville, Tennessee between $300,000 and $450,000',
+    actions: ['propstats/sale-listings'],
+    values: { city: 'Nashville', state: 'TN', price: '300000-450000' },
+  },
+  {
+    goal: 'rentals listed in the last 14 days in 78702',
+    actions: ['propstats/rental-listings'],
+    values: { zipCode: '78702', daysOld: 14 },
+  },
+  {
+    goal: 'median rent by bedroom count for zip code 30309',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '30309', dataType: 'Rental' },
+  },
+  {
+    goal: 'Who is the owner of record and the mailing address for 71 Vine St, Hartford, CT 06103?',
+    actions: ['propdata/property-detail', 'propstats/properties'],
+    values: { address: '71 Vine St, Hartford, CT 06103' },
+  },
+  {
+    goal: 'Bank-grade valuation, strict match only, for 5 Mill Rd, Concord, NH 03301',
+    actions: ['propdata/avm'],
+    values: { address: '5 Mill Rd, Concord, NH 03301' },
+  },
+  {
+    goal: 'Get phone numbers for the owner at 230 Hill St, Athens, GA 30601',
+    actions: ['propdata/skiptrace'],
+    values: { address: '230 Hill St', city: 'Athens', state: 'GA', zip: '30601' },
+  },
+  {
+    goal: 'GeoJSON boundary of the parcel at 44.9778, -93.2650',
+    actions: ['propdata/parcel'],
+    values: { latitude: 44.9778, longitude: -93.265 },
+  },
+  {
+    goal: 'Scrape the main content of https://www.python.org/about/ into markdown',
+    actions: ['scraperA/scrape', 'scraperC/markdown', 'scraperB/scrape'],
+    values: { url: 'https://www.python.org/about/' },
+  },
+  {
+    goal: 'sitemap of https://vuejs.org',
+    actions: ['scraperA/map', 'scraperB/map'],
+    values: { url: 'https://vuejs.org' },
+  },
+  {
+    goal: 'Crawl https://help.example.com up to 25 pages',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://help.example.com' },
+  },
+  {
+    goal: 'web search: rust async runtime comparison',
+    actions: ['scraperA/search', 'scraperB/search'],
+    values: { query: 'rust async runtime comparison' },
+  },
+  {
+    goal: 'Breaking news from today about the Mars sample return mission',
+    actions: ['scraperB/search', 'platform/supersearch'],
+    values: { query: 'Mars sample return mission' },
+  },
+  {
+    goal: 'From https://careers.example.com/jobs/7 extract job title, location and salary range',
+    actions: ['scraperC/extract', 'scraperA/extract', 'scraperB/extract'],
+    values: { 'url|urls.0': 'https://careers.example.com/jobs/7' },
+  },
+  {
+    goal: 'Download the raw HTML source of https://example.com/legacy.html without a browser',
+    actions: ['scraperC/scrape'],
+    values: { url: 'https://example.com/legacy.html' },
+  },
+  {
+    goal: 'What are people on Reddit and YouTube saying about the Steam Deck 2?',
+    actions: ['platform/supersearch'],
+    values: { query: 'Steam Deck 2' },
+  },
+  {
+    goal: 'Check my account balance',
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'Copy https://media.example.com/intro.mov into my library',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://media.example.com/intro.mov' },
+  },
+  {
+    goal: 'Is job rnd_0meb2k2a1b2c3d4e5f6g7h8i9j ready to download?',
+    actions: ['videoasm/result'],
+    values: { job_id: 'rnd_0meb2k2a1b2c3d4e5f6g7h8i9j' },
+  },
+  {
+    goal: 'Validate this composition before I save it to the project',
+    actions: ['videoasm/validate'],
+  },
+  {
+    goal: 'stage voiceover.mp3 for an audio model',
+    actions: ['mediastage/upload'],
+    values: { file_name: 'voiceover.mp3', content_type: 'audio/mpeg' },
+  },
+];
