@@ -251,8 +251,8 @@ export const discover = defineAction({
   action: 'discover',
   title: 'Search the catalog',
   summary:
-    'Free keyword search over the catalog: returns matching actions with prices and descriptions. No ' +
-    'authentication needed.',
+    'Free keyword search over the actions this gateway can run: returns { results: [{ id, tool_name, title, ' +
+    'description, price_cents, score }] }, best first. A plain sentence works too. No authentication needed.',
   whenToUse:
     'Use it first, for free, to find the action for a task by keywords; for a ready-to-run plan with ' +
     'filled-in parameters use platform/consult.',
