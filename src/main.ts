@@ -227,6 +227,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const shim = runRoutes({
     run,
@@ -235,6 +236,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     publicUrl: config.publicUrl,
     x402,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
