@@ -119,6 +119,8 @@ export const REQUIREMENTS = {
   'propdata:parcel-geojson': 'parcel returns the boundary as GeoJSON (§4.6).',
   'propdata:passthrough': 'Additional properties are accepted and forwarded to the vendor (§4.6).',
   // mcp (spec §1.5, §5; DESIGN.md; docs/decisions.md "MCP")
+  'mcp:fast-path':
+    'A plain tools/call is served without the SDK machinery and answers exactly as the SDK path would.',
   'mcp:both-eras':
     'One /mcp endpoint serves 2026-07-28 clients and 2025-era clients (initialize, stateless).',
   'mcp:tools-from-catalog':
