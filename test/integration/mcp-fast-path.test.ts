@@ -22,7 +22,11 @@ let site: TestSite;
 let key: string;
 
 beforeAll(async () => {
-  site = await startSite({ '/page': (_req, res) => res.writeHead(200, html('<p>fast</p>')).end() });
+  site = await startSite({
+    '/page': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(html('<p>fast</p>'));
+    },
+  });
   t = await startGateway();
   ({ key } = await t.account('1'));
 });
