@@ -43,6 +43,8 @@ export const REQUIREMENTS = {
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',
   'http:openapi': 'GET /openapi.json is an OpenAPI 3.1.0 document with info.version 1.0.0 (§9).',
   'http:unpaid-402': 'A paid call without credentials gets 402 naming the ways to pay (§5, §7).',
+  'http:passthrough-warnings':
+    "Extra fields on non-strict actions are passed through and named in the answer's warnings (typos too).",
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',

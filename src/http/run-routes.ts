@@ -122,6 +122,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       charged_cents: outcome.chargedCents,
     };
     if (outcome.transactionId) body.transaction_id = outcome.transactionId;
+    if (outcome.warnings) body.warnings = outcome.warnings;
     sendJson(res, 200, body);
   }
 

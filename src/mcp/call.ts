@@ -146,6 +146,7 @@ export function toResult(outcome: Outcome): CallToolResult {
     charged_cents: outcome.chargedCents,
   };
   if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
+  if (outcome.warnings) structured.warnings = outcome.warnings;
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
