@@ -222,17 +222,19 @@ function jsonBody(maxBodyBytes: number) {
 /** A body-reading failure as a JSON-RPC error, with our wording. */
 function bodyRpcError(res: ServerResponse, e: unknown): void {
   const error = toGatewayError(e);
-  switch (error.code) {
-    case 'payload_too_large':
-      return rpcError(res, 413, -32000, error.message);
-    case 'invalid_input':
-      return rpcError(res, 400, -32600, `Invalid request: ${error.message}`);
-    case 'unsupported_media_type':
-      return rpcError(res, 415, -32000, error.message);
-    default:
-      return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
-  }
+  const [status, code, message] = BODY_ERRORS[error.code]?.(error.message) ?? [
+    400,
+    -32700,
+    'Parse error: the body is not valid JSON.',
+  ];
+  rpcError(res, status, code, message);
 }
+
+const BODY_ERRORS: Partial<Record<string, (message: string) => [number, number, string]>> = {
+  payload_too_large: (m) => [413, -32000, m],
+  invalid_input: (m) => [400, -32600, `Invalid request: ${m}`],
+  unsupported_media_type: (m) => [415, -32000, m],
+};
 
 const JSON_CONTENT = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 

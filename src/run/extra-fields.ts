@@ -10,7 +10,8 @@ export function extraFieldWarnings(action: Action, body: Record<string, unknown>
   for (const k in body) {
     if (action.fields.has(k)) continue;
     const near = nearest(k, action.fields);
-    (out ??= []).push(
+    out ??= [];
+    out.push(
       `"${k}" is not a field of ${action.id}; it was passed through to the provider unchecked` +
         (near ? ` (did you mean "${near}"?)` : '.'),
     );
