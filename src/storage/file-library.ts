@@ -111,14 +111,15 @@ export class FileLibrary implements FileStore {
     if (rec.status !== 'pending' || !this.opts.directUploads) return rec;
     const now = this.opts.clock.now();
     if (now - rec.created_at > SETTLE_WINDOW_MS) return rec;
-    const found = await this.opts.objects.head(rec.file_id);
+    // The store being unreachable (logged by it) leaves the file pending for this read rather than failing it.
+    const found = await this.opts.objects.head(rec.file_id).catch(() => undefined);
     if (!found) return rec;
     if (found.size !== rec.size_bytes) {
       this.opts.log?.warn(
         { file_id: rec.file_id, declared: rec.size_bytes, found: found.size },
         'object store accepted a PUT of the wrong size; deleted it',
       );
-      await this.opts.objects.delete(rec.file_id);
+      await this.opts.objects.delete(rec.file_id).catch(() => undefined);
       return rec;
     }
     const type = found.contentType && !UNTYPED.has(found.contentType) ? found.contentType : undefined;

@@ -40,7 +40,7 @@ export interface S3Location {
 const FILE_ID = /^file_[0-9a-z]{25}$/;
 
 /** Multipart parts for bodies of unknown length: at most QUEUE × PART bytes are buffered at once. */
-const PART_BYTES = 8 * 1024 * 1024;
+const PART_BYTES = 5 * 1024 * 1024;
 const PART_QUEUE = 2;
 
 export class S3ObjectStore implements ObjectStore, LinkIssuer {

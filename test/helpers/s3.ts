@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 
 // An S3-compatible server on 127.0.0.1 (test/helpers/s3-server.mjs, in a child process) and the official AWS
 // SDK pointed at it. Gateways share its one bucket under their own key prefixes, or the same prefix to act as
@@ -22,6 +22,8 @@ export interface S3Server {
   env(prefix: string): Record<string, string>;
   /** The object's size, or undefined when the bucket has no such object. */
   objectSize(key: string): Promise<number | undefined>;
+  /** The keys under `prefix`. */
+  keys(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,16 @@ export async function startS3Server(bucket = 'tollgate-test'): Promise<S3Server>
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  // s3rver drops the trailing slash of a bucket-level path (`/bucket/?list-type=2`) before checking the
+  // signature, which the SDK computed with it: sign bucket-level requests without it (the same resource).
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const req = args.request as { path?: string };
+      if (req.path === `/${bucket}/`) req.path = `/${bucket}`;
+      return next(args);
+    },
+    { step: 'build', name: 's3rverBucketPath' },
+  );
   return {
     endpoint,
     bucket,
@@ -63,6 +75,10 @@ export async function startS3Server(bucket = 'tollgate-test'): Promise<S3Server>
         if (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404) return undefined;
         throw e;
       }
+    },
+    async keys(prefix) {
+      const r = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+      return (r.Contents ?? []).map((o) => o.Key as string);
     },
     async close() {
       client.destroy();
