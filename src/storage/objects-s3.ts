@@ -60,7 +60,14 @@ export class S3ObjectStore implements ObjectStore, LinkIssuer {
       // presigned PUT URLs as the checksum of an empty body.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Streamed bodies are never retried (the SDK cannot rewind them); the rest up to three times.
       maxAttempts: 3,
+      logger: {
+        debug: () => {},
+        info: () => {},
+        warn: (...args: unknown[]) => log.warn({ sdk: args }, 'S3 client warning'),
+        error: (...args: unknown[]) => log.error({ sdk: args }, 'S3 client error'),
+      },
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
     });
   }
@@ -73,6 +80,11 @@ export class S3ObjectStore implements ObjectStore, LinkIssuer {
   async put(id: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<number> {
     const Key = this.key(id);
     const length = 'exact' in opts.limit ? opts.limit.exact : opts.length;
+    if ('max' in opts.limit && length !== undefined && length > opts.limit.max) {
+      throw new GatewayError('payload_too_large', `The body is larger than ${opts.limit.max} bytes.`, {
+        details: { max_bytes: opts.limit.max },
+      });
+    }
     const limiter = byteLimiter(length === undefined ? opts.limit : { exact: length });
     // The SDK does not watch its body for errors: a failing source (the download broke, the limit tripped)
     // must abort the request, or S3 would wait for the rest of the declared length.

@@ -71,6 +71,9 @@ async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; liveM
   }
 }
 
+/** 100 MB through loopback twice takes seconds alone, and far longer on a machine busy with other work. */
+const LARGE_TIMEOUT_MS = 180_000;
+
 /** Less than half the file: a store that held the whole body (100 MiB) in memory could not stay under it. */
 const FLAT_MIB = 50;
 
@@ -117,40 +120,48 @@ describe.each(STORAGE_MODES)('files/upload_from_url at 100 MB (%s storage)', (mo
     await site?.close();
   });
 
-  it('[files:size-limit] [files:stream-memory] exactly 100 MB is stored, streamed: memory stays flat', async () => {
-    const { result: r, liveMiB } = await peakGrowth(() => fromUrl('/exact.bin'));
-    expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ size_bytes: MAX_FILE_BYTES, mime: 'video/mp4' });
-    expect(await stored(r.body.data.file_id)).toBe(MAX_FILE_BYTES);
-    if (process.env.TOLLGATE_TEST_REPORT) {
-      process.stdout.write(`${mode} 100 MB, Content-Length: live memory +${liveMiB.toFixed(1)} MiB\n`);
-    }
-    expect(liveMiB).toBeLessThan(FLAT_MIB);
-    // The stored bytes are whole: the last range reads back.
-    const tail = await request(r.body.data.get_url, { headers: { range: `bytes=${MAX_FILE_BYTES - 4}-` } });
-    expect(tail.statusCode).toBe(206);
-    expect(Buffer.from(await tail.body.arrayBuffer()).equals(Buffer.alloc(4, 0x5a))).toBe(true);
-  });
+  it(
+    '[files:size-limit] [files:stream-memory] exactly 100 MB is stored, streamed: memory stays flat',
+    async () => {
+      const { result: r, liveMiB } = await peakGrowth(() => fromUrl('/exact.bin'));
+      expect(r.status).toBe(200);
+      expect(r.body.data).toMatchObject({ size_bytes: MAX_FILE_BYTES, mime: 'video/mp4' });
+      expect(await stored(r.body.data.file_id)).toBe(MAX_FILE_BYTES);
+      if (process.env.TOLLGATE_TEST_REPORT) {
+        process.stdout.write(`${mode} 100 MB, Content-Length: live memory +${liveMiB.toFixed(1)} MiB\n`);
+      }
+      expect(liveMiB).toBeLessThan(FLAT_MIB);
+      // The stored bytes are whole: the last range reads back.
+      const tail = await request(r.body.data.get_url, { headers: { range: `bytes=${MAX_FILE_BYTES - 4}-` } });
+      expect(tail.statusCode).toBe(206);
+      expect(Buffer.from(await tail.body.arrayBuffer()).equals(Buffer.alloc(4, 0x5a))).toBe(true);
+    },
+    LARGE_TIMEOUT_MS,
+  );
 
-  it('[files:size-limit] [files:stream-memory] one byte over, with no Content-Length: 413 mid-stream, uncharged, nothing stored', async () => {
-    const before = await balance();
-    const count = (await t.post('/api/run/files/list', {}, { key })).body.data.total;
-    const objects = objectCount();
-    const { result: r, liveMiB } = await peakGrowth(() => fromUrl('/over-chunked.bin'));
-    expect(r.status).toBe(413);
-    expect(r.body.error.code).toBe('payload_too_large');
-    expect(r.body.charged_cents).toBe(0);
-    expect(await balance()).toBe(before);
-    expect((await t.post('/api/run/files/list', {}, { key })).body.data.total).toBe(count);
-    expect(objectCount()).toBe(objects);
-    const at = t.config.storage;
-    // Nothing under the gateway's prefix but the one stored file of the previous test.
-    if (at.kind === 's3') expect(await storage.s3.keys(`${at.prefix}files/`)).toHaveLength(1);
-    if (process.env.TOLLGATE_TEST_REPORT) {
-      process.stdout.write(`${mode} 100 MB + 1, chunked: live memory +${liveMiB.toFixed(1)} MiB\n`);
-    }
-    expect(liveMiB).toBeLessThan(FLAT_MIB);
-  });
+  it(
+    '[files:size-limit] [files:stream-memory] one byte over, with no Content-Length: 413 mid-stream, uncharged, nothing stored',
+    async () => {
+      const before = await balance();
+      const count = (await t.post('/api/run/files/list', {}, { key })).body.data.total;
+      const objects = objectCount();
+      const { result: r, liveMiB } = await peakGrowth(() => fromUrl('/over-chunked.bin'));
+      expect(r.status).toBe(413);
+      expect(r.body.error.code).toBe('payload_too_large');
+      expect(r.body.charged_cents).toBe(0);
+      expect(await balance()).toBe(before);
+      expect((await t.post('/api/run/files/list', {}, { key })).body.data.total).toBe(count);
+      expect(objectCount()).toBe(objects);
+      const at = t.config.storage;
+      // Nothing under the gateway's prefix but the one stored file of the previous test.
+      if (at.kind === 's3') expect(await storage.s3.keys(`${at.prefix}files/`)).toHaveLength(1);
+      if (process.env.TOLLGATE_TEST_REPORT) {
+        process.stdout.write(`${mode} 100 MB + 1, chunked: live memory +${liveMiB.toFixed(1)} MiB\n`);
+      }
+      expect(liveMiB).toBeLessThan(FLAT_MIB);
+    },
+    LARGE_TIMEOUT_MS,
+  );
 
   it('[files:upload-from-url] 20 MB of unknown length is stored whole (S3: a multipart upload)', async () => {
     const r = await fromUrl('/twenty-chunked.bin');
