@@ -35,6 +35,16 @@ export const envSchema = z.object({
   TOLLGATE_HOST: z.string().min(1).default('127.0.0.1'),
   TOLLGATE_DATA_DIR: z.string().min(1).default('./data'),
   TOLLGATE_PUBLIC_URL: url.optional(),
+  /** The MCP server's registry name (server card, `tollgate server-json`). Default: the public URL's host reversed. */
+  TOLLGATE_MCP_SERVER_NAME: z
+    .string()
+    .min(3)
+    .max(200)
+    .regex(
+      /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/,
+      'a reverse-DNS namespace, one slash and a name: com.example/tollgate',
+    )
+    .optional(),
   TOLLGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Maximum JSON request body, bytes. */
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
@@ -56,6 +66,8 @@ export const envSchema = z.object({
   TOLLGATE_ALLOWED_ORIGINS: list.default([]),
   /** Hosts/CIDRs the SSRF guard lets through (tests, intranets). Empty: loopback and private ranges refused. */
   TOLLGATE_FETCH_ALLOW: list.default([]),
+  /** Actions this gateway cannot run (vendor not configured): hide them from listings, or list them marked. */
+  TOLLGATE_LIST_UNAVAILABLE: z.enum(['hide', 'mark']).default('hide'),
   // ---- the built-in web engine (scraperA/B/C without a vendor; docs/decisions.md "Web engine") ----
   /** Per scraper group: auto (vendor when its key is set, else built-in), vendor (never built-in), builtin. */
   TOLLGATE_SCRAPERA_ENGINE: z.enum(['auto', 'vendor', 'builtin']).default('auto'),

@@ -45,6 +45,16 @@ export const REQUIREMENTS = {
     'Dynamic client registration (RFC 7591) for public native clients, without registration tokens.',
   'oauth:cimd-advertised':
     'Client ID metadata documents are supported; an unfetchable client id URL is refused.',
+  'oauth:cimd':
+    'A host identifying itself by a client ID metadata document (https client_id) connects without registering; the document gives the redirect URIs and the name shown with its host; public clients only.',
+  'oauth:cimd-refusals':
+    'A document is refused (error page, never a redirect) when its client_id differs from its URL, it is unreachable, not a 200, redirected, over 5 KiB, not a JSON object, or not a public client; a redirect URI it does not list is refused.',
+  'oauth:cimd-ssrf':
+    'Documents are fetched over https only, through the SSRF guard (TOLLGATE_FETCH_ALLOW), verified TLS, within 5 KiB and 2.5 s, and within the per-IP registration budget.',
+  'oauth:cimd-cache':
+    'A fetched document is reused for the freshness its cache headers give (30 s to 24 h); a failure is never remembered.',
+  'oauth:dcr-application-type':
+    'Dynamic registration still serves hosts without documents and accepts application_type native or web (SEP-837) with the redirect URI rules of each.',
   'oauth:redirect-uri-exact':
     'Redirect URIs match exactly (loopback ports included); a mismatch is never redirected to.',
   'oauth:redirect-uri-https': 'Registered redirect URIs are https, or plain http only on a loopback address.',
@@ -137,6 +147,10 @@ export const REQUIREMENTS = {
     'Start + poll tools use server-minted handles bound to the account; another account’s handle is not found.',
   'mcp:resources':
     'Resources tollgate://catalog (price list) and tollgate://account (caller’s balance, recent calls).',
+  'mcp:server-card':
+    'The MCP server card (SEP-2127, experimental) is served at /mcp/server-card and /.well-known/mcp/server-card.json: identity, remotes and protocol versions consistent with the live server, CORS, cache headers and ETag.',
+  'mcp:registry-server-json':
+    "server.json in the MCP registry's format (schema 2025-12-11) is generated from the catalog and config; the committed copy is current.",
   // files (spec §2.3, §4.4, §8)
   'files:upload-put-get':
     'files/upload returns file_id, put_url, get_url; PUT of exactly size_bytes then GET returns the bytes.',
@@ -185,6 +199,43 @@ export const REQUIREMENTS = {
   'videoasm:vendor-failure-uncharged':
     'A CueFrame error envelope or 4xx/5xx charges nothing and shows no vendor text.',
   'supersearch:cites-transaction': 'platform/supersearch evidence items each cite a transaction id (§4.3).',
+  'supersearch:intent-routing':
+    'With only a query, an intent classifier picks the facets, recency and social platform (§4.3).',
+  'supersearch:facet-sources':
+    'Each facet asks its own kind of source (news vertical with recency, research and code engines, …).',
+  'supersearch:budget':
+    'budgetCents caps the internal source calls; facets that do not fit are skipped and said.',
+  'supersearch:merge':
+    'Results are merged across facets, deduplicated, and name every facet that found them.',
+  'supersearch:scrape-hard': 'Hard pages (urls, scrape-hard) go through the browser or the residential path.',
+  // agents (issue 13): consult, discover, descriptions, availability, compact MCP, polls, the render guard
+  'consult:validated-calls':
+    'Every call platform/consult returns is validated against its schema; what the goal lacks is listed.',
+  'consult:values-from-goal':
+    'Consult fills values from the goal: addresses whole and split, city/state, zip, coordinates, URLs, ids, counts.',
+  'consult:workflows': 'Multi-step goals become ordered steps whose inputs name earlier outputs.',
+  'consult:free-actions':
+    'Free actions (balance, transactions, files list, polls) are suggested where they answer.',
+  'consult:plan-price': 'total_price_cents is the cost of running the plan once; alternatives are not added.',
+  'consult:no-plan-uncharged': 'A goal nothing fits is refused (404), not charged.',
+  'consult:model-refinement':
+    'With the model router, the cheap tier may refine the first call; invalid refinements keep the rules plan.',
+  'agents:evaluation':
+    'Discover and consult meet their thresholds on the kept plain-English goals (tuning and held-out).',
+  'catalog:descriptions-actionable':
+    'Every description says what, when to use it rather than its siblings, what it returns and its price; no vendor names.',
+  'catalog:availability':
+    'Listings (tools/list, GET /api/run, discover, consult) leave out or mark actions this gateway cannot run.',
+  'mcp:tool-names-in-descriptions': 'On /mcp, descriptions name other tools by their MCP names.',
+  'mcp:compact-tools':
+    '/mcp?tools=compact lists discover, describe_action and run_action; every action stays reachable and priced.',
+  'polls:free-unpriced':
+    'Polls the spec does not price are free and never charged; priced polls stay priced.',
+  'polls:finished': 'A poll says whether the job is finished, and while it runs when to poll again.',
+  'polls:x402-bearer':
+    'An accountless (x402) payer polls its job anonymously with the handle; account handles need the account.',
+  'videoasm:validate-before-render':
+    'render of a project whose stored composition has not passed validate is refused, uncharged, saying what to run.',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
   'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',

@@ -13,6 +13,7 @@ import { transactionView } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import * as cmd from './accounts.js';
 import { createOut, type Out, UsageError } from './output.js';
+import { serverJson } from './server-json.js';
 
 const USAGE = `tollgate — pay-per-call gateway for AI agents
 
@@ -31,6 +32,8 @@ Usage: tollgate <command> [options] [--json]
   oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
                                           (client ids may start with "-": put them after --)
   catalog                                 the price list
+  server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
+                                          the one the repository ships, its host left as a variable
 
 Every command accepts --json and then prints one JSON object on stdout.
 Configuration comes from TOLLGATE_* environment variables (see .env.example).`;
@@ -64,6 +67,10 @@ export async function main(argv: string[]): Promise<number> {
 
   if (command === 'serve') return serve(config, out);
   if (command === 'catalog') return catalog(out);
+  if (command === 'server-json') {
+    process.stdout.write(serverJson(config, values.template === true));
+    return 0;
+  }
 
   const { ledger, db } = openLedger(config.dataDir, {
     clock: systemClock,
@@ -102,6 +109,7 @@ function parse(argv: string[]) {
       name: { type: 'string' },
       'credit-usd': { type: 'string' },
       limit: { type: 'string' },
+      template: { type: 'boolean' },
     },
   });
 }
