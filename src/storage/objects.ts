@@ -27,7 +27,8 @@ export interface ObjectStore {
   /**
    * Streams `body` into the object `id` and returns its size. Nothing is visible under `id` unless the whole
    * body arrived within the limit; a body over it is payload_too_large, one short of `exact` invalid_input.
-   * An object that already exists is never replaced: that is an ObjectExistsError.
+   * The local store never replaces an object that exists (ObjectExistsError: two uploads racing to one file);
+   * S3 would, so only fresh ids are put there (files/upload_from_url).
    */
   put(id: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<number>;
   /** The object's size and type, or undefined when there is none. */
