@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { evmAddress, int, list, url, usd } from './config/fields.js';
 import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './config/llm.js';
 import { type OAuthConfig, oauthConfig } from './config/oauth.js';
+import { type StorageConfig, storageConfig } from './config/storage.js';
 import { type X402Config, x402Config } from './config/x402.js';
 
 // One schema over every TOLLGATE_* variable, parsed once at start-up. A bad value stops the process with
@@ -93,6 +94,8 @@ export const envSchema = z.object({
   TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  /** Stored files in an S3-compatible bucket shared by replicas (docs/operator.md); unset: <data dir>/files. */
+  TOLLGATE_STORAGE_URL: z.string().optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
   // through an upstream OpenID Connect provider when TOLLGATE_OIDC_ISSUER is set.
   /** Lifetime of an OAuth access token; hosts refresh it with their (rotating) refresh token. */
@@ -190,6 +193,8 @@ export interface Config {
   x402: X402Config | undefined;
   llm: LlmConfig;
   oauth: OAuthConfig;
+  /** Where stored files live: the data dir, or S3 (credentials from the AWS_* variables). */
+  storage: StorageConfig;
   env: Env;
 }
 
@@ -232,6 +237,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const oauthProblems: string[] = [];
   const oauth = oauthConfig(env, oauthProblems);
   if (oauthProblems.length > 0) throw new ConfigError(oauthProblems);
+  const storageProblems: string[] = [];
+  const storage = storageConfig(env.TOLLGATE_STORAGE_URL, source, storageProblems);
+  if (storageProblems.length > 0) throw new ConfigError(storageProblems);
 
   const host = env.TOLLGATE_HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -258,10 +266,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     x402,
     llm: llmConfig(env, vendors.LLM),
     oauth,
+    storage,
     env,
   };
 }
 
 export * from './config/llm.js';
 export * from './config/oauth.js';
+export * from './config/storage.js';
 export * from './config/x402.js';

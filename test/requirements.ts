@@ -186,6 +186,17 @@ export const REQUIREMENTS = {
     'files/list lists the caller’s own files (free, needs a key) so agents check before re-uploading.',
   'files:upload-from-url':
     'files/upload_from_url fetches server-side through the SSRF guard; private addresses are refused uncharged.',
+  'files:stream-memory':
+    'A 100 MB upload_from_url is streamed into the store (local or S3): the gateway’s memory stays flat.',
+  'files:s3-presigned':
+    'With S3 storage, put_url/get_url are presigned bucket URLs (size signed into the PUT); a direct PUT becomes stored on the next read.',
+  'files:s3-wrong-size':
+    'An object of another size than declared never becomes the file (S3 refuses it; else deleted).',
+  'files:s3-unavailable': 'A failing bucket is a 503, uncharged, with no storage text shown.',
+  'files:local-shared-dir':
+    'Processes sharing one data dir share its files safely: one signing secret, each object written once.',
+  'files:shared-storage':
+    'Gateways sharing one bucket (and metadata store) serve each other’s files and honour each other’s links.',
   // mediastage (spec §2.4, §4.2)
   'mediastage:upload':
     'mediastage/upload returns { upload_url, file_url } from fal storage; PUT then GET works.',
@@ -249,6 +260,8 @@ export const REQUIREMENTS = {
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
   'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',
+  'ops:storage-url':
+    'TOLLGATE_STORAGE_URL is checked at start-up (clear problems, never echoing secrets); AWS credentials are never logged.',
   // model router (spec §4.9, §7, §8)
   'llm:openai-compatible':
     'POST /api/llm/v1/chat/completions speaks the OpenAI wire format, streaming and not; the openai client works unmodified.',
