@@ -15,6 +15,7 @@ import type {
 } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd, microsToCents } from '../lib/money.js';
+import { holdRefusal } from './refusals.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
@@ -192,7 +193,10 @@ export class Lifecycle {
       return { kind: 'held', hold: new Hold(this.deps, begun.callId, principal.accountId, holdMicros) };
     }
     if (begun.kind === 'replay') return begun;
-    throw this.refusal(begun, spec, holdMicros);
+    throw holdRefusal(begun, spec, holdMicros, {
+      now: this.deps.clock.now(),
+      accountUrl: this.deps.accountUrl?.(),
+    });
   }
 
   /**
@@ -304,73 +308,6 @@ export class Lifecycle {
   /** At the start of a gateway that owns its database alone: every pending hold was left by a dead process. */
   voidOrphans(reason: string): Promise<number> {
     return this.deps.ledger.voidAllPending(reason);
-  }
-
-  private refusal(
-    r: Exclude<BeginResult, { kind: 'started' } | { kind: 'replay' }>,
-    spec: HoldSpec,
-    holdMicros: number,
-  ): GatewayError {
-    const { principal } = spec;
-    switch (r.kind) {
-      case 'in_flight':
-        return new GatewayError(
-          'idempotency_in_flight',
-          'A call with this Idempotency-Key is still running; retry after it finishes to get its result.',
-          { retryAfterSeconds: 1, details: { transaction_id: r.callId } },
-        );
-      case 'mismatch':
-        return new GatewayError(
-          'idempotency_mismatch',
-          'This Idempotency-Key was already used with a different action or body; use a new key for a new call.',
-          { details: { transaction_id: r.callId } },
-        );
-      case 'insufficient': {
-        const needs = spec.holdNote
-          ? `this call holds up to ${formatUsd(holdMicros)} while it runs (${spec.holdNote})`
-          : `${spec.action} needs ${formatUsd(r.requiredMicros)}`;
-        const page = this.deps.accountUrl?.();
-        const frozen = r.lineFrozen
-          ? ` Your credit line is frozen: ${r.lineFrozen.reason}.` +
-            (page ? ` Update your card or top up at ${page}.` : ' Ask the operator to add credit.')
-          : page
-            ? ` Top up or add a card at ${page}.`
-            : ` Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`).`;
-        return new GatewayError(
-          'insufficient_credit',
-          `Insufficient credit: ${needs} and ${formatUsd(Math.max(0, r.availableMicros))} is available.${frozen} Nothing was charged.`,
-          {
-            details: {
-              required_cents: microsToCents(r.requiredMicros),
-              required_micros: r.requiredMicros,
-              available_micros: r.availableMicros,
-              account_id: principal.accountId,
-              ...(r.lineFrozen ? { credit_line: 'frozen', frozen_reason: r.lineFrozen.reason } : {}),
-            },
-          },
-        );
-      }
-      case 'daily_cap': {
-        const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - this.deps.clock.now()) / 1000));
-        const what = spec.doorCap
-          ? `${spec.doorCap.name} of ${formatUsd(r.limitMicros)} reached (${formatUsd(r.spentMicros)} spent or held today)`
-          : principal.kind === 'oauth'
-            ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected, is reached`
-            : `The daily spending cap of ${formatUsd(r.limitMicros)} is reached`;
-        return new GatewayError(
-          'daily_cap_exceeded',
-          `${what}; it resets at 00:00 UTC, in ${retryAfterSeconds}s. Nothing was charged.`,
-          {
-            retryAfterSeconds,
-            details: {
-              limit_micros: r.limitMicros,
-              spent_micros: r.spentMicros,
-              scope: spec.doorCap ? 'door' : principal.kind === 'oauth' ? 'client' : 'account',
-            },
-          },
-        );
-      }
-    }
   }
 }
 
