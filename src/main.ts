@@ -10,7 +10,7 @@ import { createX402Payments } from '../auth/x402/index.js';
 import type { Services } from '../tools/context.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';

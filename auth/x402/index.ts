@@ -1,4 +1,4 @@
-import type { X402Config } from '../../src/config.js';
+import type { X402Config } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { Facilitator } from './facilitator.js';

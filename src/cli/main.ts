@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { createApiKey } from '../../auth/api-keys.js';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { actions } from '../../catalog/index.js';
-import { type Config, ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { openLedger } from '../ledger/index.js';
 import type { Ledger } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';

@@ -6,7 +6,7 @@ import type { Refusal } from '../../auth/x402/local-check.js';
 import type { PaymentStore } from '../../auth/x402/payment-store.js';
 import type { Offer } from '../../auth/x402/requirements.js';
 import type { Action } from '../../catalog/index.js';
-import type { X402Config } from '../config.js';
+import type { X402Config } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { CallPayment, Envelope, Outcome, RunDeps } from './execute.js';
 import { paymentRequired } from './refusals.js';

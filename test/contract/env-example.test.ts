@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envSchema } from '../../src/config.js';
+import { envSchema } from '../../src/config/index.js';
 
 describe('.env.example', () => {
   it('lists exactly the variables the config schema accepts', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type DecodedPayment, decodePayment, MAX_PAYMENT_BYTES } from '../../auth/x402/codec.js';
 import { checkPayment, checkWindow, paymentKey } from '../../auth/x402/local-check.js';
 import { offerFor } from '../../auth/x402/requirements.js';
-import { ConfigError, loadConfig, type X402Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type X402Config } from '../../src/config/index.js';
 import { encodePayment, newPayer, signPayment } from '../helpers/x402.js';
 
 // The local half of x402: decoding, the checks that need no chain, the deterministic challenge, and the
