@@ -174,7 +174,18 @@ export const REQUIREMENTS = {
   'supersearch:cites-transaction': 'platform/supersearch evidence items each cite a transaction id (§4.3).',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
-  'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',
+  'ops:config-errors':
+    'A bad configuration stops start-up with every problem listed at once: bad values, unknown names, sections.',
+  'ops:env-file':
+    '.env of the working directory is read at start (Node loader); the environment wins over it.',
+  'ops:first-start-key':
+    'The operator account and key of a first start are created only once the port is bound, so the key is shown.',
+  'ops:startup-errors':
+    'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
+  'cli:json-errors':
+    'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
+  'cli:data-dir':
+    'Operator commands other than serve and accounts create never create a database; they name the one they miss.',
   // model router (spec §4.9, §7, §8)
   'llm:openai-compatible':
     'POST /api/llm/v1/chat/completions speaks the OpenAI wire format, streaming and not; the openai client works unmodified.',

@@ -1,7 +1,7 @@
 import { createApiKey } from '../../auth/api-keys.js';
 import type { Ledger } from '../ledger/types.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
-import { type Out, UsageError } from './output.js';
+import { NotFoundError, type Out, UsageError } from './output.js';
 
 // Operator commands on accounts, keys and credit. They write through the same ledger as the server.
 
@@ -50,7 +50,7 @@ export async function keysList(ledger: Ledger, out: Out, accountId?: string) {
 
 export async function keysRevoke(ledger: Ledger, out: Out, keyId: string) {
   const revoked = await ledger.revokeApiKey(keyId);
-  if (!revoked) throw new UsageError(`no active key ${keyId}`);
+  if (!revoked) throw new NotFoundError(`no active key ${keyId}`);
   out.result({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
 }
 
@@ -84,8 +84,8 @@ function balanceFields(b: { balance_micros: number; held_micros: number; availab
   };
 }
 
-async function mustExist(ledger: Ledger, accountId: string): Promise<void> {
-  if (!(await ledger.getAccount(accountId))) throw new UsageError(`no account ${accountId}`);
+export async function mustExist(ledger: Ledger, accountId: string): Promise<void> {
+  if (!(await ledger.getAccount(accountId))) throw new NotFoundError(`no account ${accountId}`);
 }
 
 function usd(s: string): number {

@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { runCli } from '../helpers/cli.js';
 
 describe('config', () => {
   it('defaults: port 8402, ./data, SQLite and local storage, public URL from host and port', () => {
@@ -72,12 +72,11 @@ describe('config', () => {
   });
 
   it('[ops:config-errors] the CLI prints every problem and exits 1', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'serve'], {
-      cwd: join(import.meta.dirname, '..', '..'),
-      env: { PATH: process.env.PATH, TOLLGATE_PORT: '-1', TOLLGATE_HOLD_TTL_SECONDS: 'x' },
-      encoding: 'utf8',
+    const r = runCli(['serve'], {
+      cwd: import.meta.dirname,
+      env: { TOLLGATE_PORT: '-1', TOLLGATE_HOLD_TTL_SECONDS: 'x' },
     });
-    expect(r.status).toBe(1);
+    expect(r.code).toBe(1);
     expect(r.stderr).toContain('TOLLGATE_PORT');
     expect(r.stderr).toContain('TOLLGATE_HOLD_TTL_SECONDS');
   });
