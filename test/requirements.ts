@@ -27,11 +27,15 @@ export const REQUIREMENTS = {
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',
+  'http:malformed-path':
+    'A malformed percent-escape in any request path is a 400 invalid_input, never a 500 or an error log.',
   'http:rate-limit': 'Each account has a call rate limit; beyond it 429 with Retry-After, uncharged.',
   'http:not-configured': 'An action whose vendor is not configured answers 503 not_configured, uncharged.',
   // auth
   'auth:api-key': 'One API key (prefix ending _sk_) covers every catalog operation (§5).',
   'auth:revocation': 'A revoked key stops working at once.',
+  'auth:one-bearer-parser':
+    'Every door reads Authorization with one parser (RFC 9110 credentials): what one accepts, none refuses.',
   // OAuth for MCP hosts (§5 "OAuth … on MCP"; the grant details are ours: docs/decisions.md "OAuth")
   'oauth:operator-revoke':
     'The operator can list and revoke the apps connected to an account; revocation is immediate.',

@@ -15,6 +15,28 @@ export interface AppOptions {
   health: () => Record<string, unknown>;
 }
 
+const MALFORMED_PATH = new GatewayError(
+  'invalid_input',
+  'The request path has a malformed percent-escape (such as %ff or a lone %); nothing was charged.',
+);
+
+/**
+ * The routers decode path parameters and throw on a malformed escape, which would surface as a 500. It is the
+ * caller's mistake, so it is refused here, before any door: one check for every route, present and future.
+ */
+function malformedPath(req: Request, res: Response, next: NextFunction): void {
+  if (req.path.includes('%')) {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      // Refused unread: a large upload to such a path is not drained.
+      res.setHeader('Connection', 'close');
+      return sendError(res, MALFORMED_PATH);
+    }
+  }
+  next();
+}
+
 /** One express app for every door: request ids and logs first, then the doors, then 404 and errors. */
 export function createApp(opts: AppOptions): Express {
   const app = express();
@@ -22,6 +44,7 @@ export function createApp(opts: AppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(opts.log));
+  app.use(malformedPath);
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true, ...opts.health() });
   });
