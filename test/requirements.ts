@@ -27,6 +27,7 @@ export const REQUIREMENTS = {
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',
+  'http:required-fields': 'A missing field is reported as "<field> is required", for every kind of schema.',
   'http:malformed-path':
     'A malformed percent-escape in any request path is a 400 invalid_input, never a 500 or an error log.',
   'http:rate-limit': 'Each account has a call rate limit; beyond it 429 with Retry-After, uncharged.',

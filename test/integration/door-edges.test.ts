@@ -62,6 +62,23 @@ describe('request paths', () => {
   });
 });
 
+describe('field errors', () => {
+  it('[http:required-fields] a missing field reads "url is required" in the error message and its details', async () => {
+    const r = await send(
+      'POST',
+      '/api/run/scraperC/markdown',
+      { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      JSON.stringify({ browser: 'no' }),
+    );
+    expect(r.status).toBe(400);
+    expect(r.json().error).toMatchObject({
+      code: 'invalid_input',
+      message: 'Invalid input: url is required; browser: expected boolean, received string',
+      details: { issues: [{ path: 'url', message: 'required' }, { path: 'browser' }] },
+    });
+  });
+});
+
 describe('Authorization: one parser for every door', () => {
   const chat = JSON.stringify({ model: 'platform/cheap', messages: [{ role: 'user', content: 'hi' }] });
   /** Whether each door accepted the header: the shim's balance, an MCP initialize, the router's chat. */
