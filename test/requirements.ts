@@ -187,6 +187,7 @@ export const REQUIREMENTS = {
     'The operator account and key of a first start are created only once the port is bound, so the key is shown.',
   'ops:startup-errors':
     'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
+  'build:npm-ci': 'A clean clone installs with npm ci as well as npm install: the lock is complete.',
   'cli:json-errors':
     'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
   'cli:data-dir':
