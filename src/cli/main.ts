@@ -55,11 +55,11 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, sub, ...rest] = positionals;
-  if (values.help || !command) {
-    if (!command && !values.help) throw new UsageError('missing <command>');
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (!command) throw new UsageError('missing <command>');
   if (command === 'catalog') return catalog(out);
 
   const envFile = loadEnvFile();
