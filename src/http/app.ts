@@ -31,7 +31,8 @@ function malformedPath(req: Request, res: Response, next: NextFunction): void {
     } catch {
       // Refused unread: a large upload to such a path is not drained.
       res.setHeader('Connection', 'close');
-      return sendError(res, MALFORMED_PATH);
+      sendError(res, MALFORMED_PATH);
+      return;
     }
   }
   next();

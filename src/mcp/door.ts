@@ -9,13 +9,7 @@ import {
   type OAuthTokenVerifier,
   verifyBearerToken,
 } from '@modelcontextprotocol/server';
-import express, {
-  type Express,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { bearerToken } from '../../auth/bearer.js';
