@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ApiKeyRow, Ledger } from '../src/ledger/types.js';
+import type { ApiKeyRow, LedgerRecords } from '../src/ledger/types.js';
 import { sha256Hex } from '../src/lib/hash.js';
 import type { Principal } from './principal.js';
 
@@ -24,7 +24,7 @@ export function looksLikeApiKey(token: string): boolean {
 }
 
 export async function createApiKey(
-  ledger: Ledger,
+  ledger: LedgerRecords,
   accountId: string,
   name?: string | null,
 ): Promise<{ key: string; row: ApiKeyRow }> {
@@ -38,7 +38,7 @@ export type KeyCheck =
   | { ok: false; reason: string };
 
 /** Checks a presented key against the ledger; revocation takes effect on the next call (no cache). */
-export async function verifyApiKey(ledger: Ledger, token: string): Promise<KeyCheck> {
+export async function verifyApiKey(ledger: LedgerRecords, token: string): Promise<KeyCheck> {
   if (!looksLikeApiKey(token)) return { ok: false, reason: 'malformed API key' };
   const row = await ledger.findApiKeyByHash(hashApiKey(token));
   if (!row) return { ok: false, reason: 'unknown API key' };

@@ -1,5 +1,5 @@
 import { GatewayError } from '../src/errors.js';
-import type { Ledger } from '../src/ledger/types.js';
+import type { LedgerRecords } from '../src/ledger/types.js';
 import { looksLikeApiKey, verifyApiKey } from './api-keys.js';
 import { bearerToken } from './bearer.js';
 import { ANONYMOUS, type Principal } from './principal.js';
@@ -14,7 +14,7 @@ export interface Authenticator {
   fromAuthorization(header: string | undefined): Promise<Principal>;
 }
 
-export function createAuthenticator(ledger: Ledger, others: TokenVerifier[] = []): Authenticator {
+export function createAuthenticator(ledger: LedgerRecords, others: TokenVerifier[] = []): Authenticator {
   return {
     async fromAuthorization(header) {
       if (header === undefined || header === '') return ANONYMOUS;

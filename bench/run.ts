@@ -8,6 +8,7 @@ import type { BenchModule } from './types.js';
 // and replaces their sections, leaving the others as they were.
 
 const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
+  abort: () => import('./abort.js'),
   gateway: () => import('./gateway.js'),
   llm: () => import('./llm.js'),
   ledger: () => import('./ledger.js'),

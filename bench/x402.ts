@@ -1,7 +1,7 @@
-import { decodePayment } from '../auth/x402/codec.js';
-import { checkPayment, checkWindow, paymentKey } from '../auth/x402/local-check.js';
-import { offerFor } from '../auth/x402/requirements.js';
 import { findAction } from '../catalog/index.js';
+import { decodePayment } from '../src/run/x402/codec.js';
+import { checkPayment, checkWindow, paymentKey } from '../src/run/x402/local-check.js';
+import { offerFor } from '../src/run/x402/requirements.js';
 import { startChain } from '../test/helpers/anvil.js';
 import { startGateway } from '../test/helpers/gateway.js';
 import { challengeOf, encodePayment, newPayer, officialPayment, x402Env } from '../test/helpers/x402.js';

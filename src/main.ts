@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -6,8 +6,6 @@ import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
 import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
-import { createX402Payments } from '../auth/x402/index.js';
-import type { Services } from '../tools/context.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import type { Config } from './config/index.js';
@@ -15,7 +13,7 @@ import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
 import { runRoutes } from './http/run-routes.js';
-import { SqliteHandleStore } from './jobs/sqlite-handles.js';
+import { createHttpServer } from './http/server.js';
 import { openLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -24,15 +22,20 @@ import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH } from './mcp/door.js';
+import type { Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
+import { Lifecycle } from './run/lifecycle.js';
 import { RateLimiter } from './run/rate-limit.js';
-import type { X402Deps } from './run/x402-call.js';
+import type { X402Deps } from './run/x402/call.js';
+import { createX402Payments } from './run/x402/index.js';
+import { SqliteHandleStore } from './storage/handles-sqlite.js';
 import { LocalFileStore } from './storage/local-files.js';
 import { loadSigningSecret } from './storage/signing.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
 import { createDispatcher } from './upstreams/http.js';
+import { createMetadataFetcher } from './upstreams/metadata-fetch.js';
 import { createRealEstateApiClient } from './upstreams/realestateapi.js';
 import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
@@ -49,12 +52,16 @@ export interface GatewayOptions {
   handlers?: Partial<Handlers>;
   /** Skip the start-up recovery of orphaned holds (tests that inspect them). */
   skipRecovery?: boolean;
+  /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
+  metadataFetchCa?: string;
 }
 
 export interface Gateway {
   config: Config;
   app: Express;
   ledger: Ledger;
+  /** The one money lifecycle (holds, captures, refunds, credits). */
+  money: Lifecycle;
   db: SqliteDb;
   run: RunDeps;
   log: Logger;
@@ -71,11 +78,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
   const { ledger, db } = openLedger(config.dataDir, { clock, idempotencyTtlMs: config.idempotencyTtlMs });
+  const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
   // died between hold and capture: release it now rather than after its TTL.
   if (!opts.skipRecovery) {
-    const orphans = await ledger.voidAllPending('orphaned_by_restart');
+    const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
   const x402 = config.x402 && createX402Payments(config.x402, db, clock);
@@ -142,18 +150,19 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   const inflight = new Inflight();
   const run: RunDeps = {
+    money,
     ledger,
     handlers: { ...catalogHandlers, ...opts.handlers } as Handlers,
     services,
     clock,
     log,
     inflight,
-    holdTtlMs: config.holdTtlMs,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
   };
   const auth = createAuthenticator(ledger);
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
   const oauth = await createAuthorizationServer({
     db,
     ledger,
@@ -162,6 +171,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
+    onAccountCreated: async (accountId) => {
+      const welcome = config.oauth.welcomeCreditMicros;
+      if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
+    },
+    fetchClientMetadata: clientMetadata.get,
   });
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
@@ -181,11 +195,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     llm: llm && {
       router: llm.router,
       metered: {
-        ledger,
+        money,
         clock,
         log,
         inflight,
-        holdTtlMs: config.holdTtlMs,
         rateLimiter: run.rateLimiter,
         router: llm.router,
         limits: {
@@ -209,12 +222,20 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
     x402,
+    serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
+  });
+  const shim = runRoutes({
+    run,
+    auth,
+    log,
+    maxBodyBytes: config.maxBodyBytes,
+    publicUrl: config.publicUrl,
+    x402,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
     oauth.mount,
-    (app) =>
-      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
+    (app) => app.use(shim.router),
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(llmDoor),
@@ -232,7 +253,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
 
   const sweeper = setInterval(() => {
-    ledger
+    money
       .sweep(clock.now())
       .then((r) => {
         if (r.expiredHolds > 0) log.warn(r, 'sweeper voided expired holds');
@@ -249,13 +270,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     config,
     app,
     ledger,
+    money,
     db,
     run,
     log,
     x402,
     listen() {
       return new Promise((resolve, reject) => {
-        server = createServer(app);
+        server = createHttpServer(app, [shim.hot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
@@ -284,6 +306,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await stopped;
       await mcp.close();
       oauth.close();
+      await clientMetadata.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();

@@ -1,4 +1,5 @@
 import { GatewayError, invalidInput } from '../src/errors.js';
+import type { WebEngine } from '../src/ports/web-engine.js';
 import type { FastcrwExtractResult } from '../src/upstreams/fastcrw.js';
 import type { HandlerContext, Services } from './context.js';
 import type { InputOf, ServiceHandlers } from './types.js';
@@ -16,7 +17,6 @@ import {
   vendorOnly,
   withoutUndefined,
 } from './web-common.js';
-import type { WebEngine } from './web-engine.js';
 import { basisFor, compileSchema, extractJson, llmMissing, requireLlm, summarize } from './web-llm.js';
 
 // scraperB: fastCRW when configured (bodies pass through: our parameters are fastCRW's), else the built-in

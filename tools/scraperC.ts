@@ -1,4 +1,5 @@
 import { invalidInput } from '../src/errors.js';
+import type { PageFormat } from '../src/ports/web-engine.js';
 import type { ScrapingAntParams } from '../src/upstreams/scrapingant.js';
 import type { HandlerContext, Services } from './context.js';
 import type { InputOf, ServiceHandlers } from './types.js';
@@ -11,7 +12,6 @@ import {
   groupOff,
   vendorOnly,
 } from './web-common.js';
-import type { PageFormat } from './web-engine.js';
 import { extractProperties, llmMissing, requireLlm } from './web-llm.js';
 
 // scraperC: ScrapingAnt v2 when configured; otherwise the built-in engine — `browser: true` (the default)

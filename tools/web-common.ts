@@ -1,6 +1,6 @@
 import { GatewayError, invalidInput, notConfigured } from '../src/errors.js';
+import type { PageFormat, WebEngine, WebGroup } from '../src/ports/web-engine.js';
 import type { HandleRecord, HandlerContext, Services } from './context.js';
-import type { PageFormat, WebEngine, WebGroup } from './web-engine.js';
 
 // What the three scraper services share: choosing vendor or built-in engine, refusing what this gateway cannot
 // do before any hold is taken, server-minted job handles, and stripping vendor text from answers.

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { FederatedLogin } from './federated.js';
 import type { AttemptLimiter, Csrf } from './guard.js';
 import type { OAuthStore } from './store.js';
@@ -10,7 +10,7 @@ import type { OAuthStore } from './store.js';
 export interface InteractionDeps {
   provider: () => Provider;
   store: OAuthStore;
-  ledger: Ledger;
+  ledger: LedgerRecords;
   csrf: Csrf;
   limiter: AttemptLimiter;
   federated: FederatedLogin | undefined;

@@ -2,7 +2,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import type { OidcUpstreamConfig } from '../../src/config/index.js';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { OAuthStore } from './store.js';
 
 // "Sign in with <upstream>": the user authenticates at an OpenID Connect provider (authorization code + PKCE,
@@ -37,8 +37,9 @@ export class FederationError extends Error {
 export interface FederatedDeps {
   upstream: OidcUpstreamConfig;
   store: OAuthStore;
-  ledger: Ledger;
-  welcomeCreditMicros: number;
+  ledger: LedgerRecords;
+  /** Runs once per account this sign-in created (the composition root grants the welcome credit here). */
+  onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
   log: Logger;
 }
 
@@ -114,14 +115,13 @@ export class FederatedLogin {
   }
 
   private async createAccount(subject: string, label: string): Promise<string> {
-    const { store, ledger, upstream, welcomeCreditMicros, log } = this.deps;
+    const { store, ledger, upstream, onAccountCreated, log } = this.deps;
     const account = await ledger.createAccount({ name: label });
     if (!store.linkIdentity(upstream.issuer, subject, account.id)) {
       // Another process linked it first (several gateways on one database): use theirs; ours stays empty.
       return store.accountForIdentity(upstream.issuer, subject) as string;
     }
-    if (welcomeCreditMicros > 0)
-      await ledger.credit(account.id, welcomeCreditMicros, 'welcome credit (sign-in)');
+    await onAccountCreated?.(account.id);
     log.info({ account: account.id, upstream: upstream.issuer }, 'account created by federated sign-in');
     return account.id;
   }

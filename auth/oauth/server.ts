@@ -3,9 +3,10 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { OAuthConfig } from '../../src/config/index.js';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
+import type { MetadataGet } from './cimd.js';
 import type { InteractionDeps } from './context.js';
 import { FEDERATED_CALLBACK_PATH, FederatedLogin } from './federated.js';
 import { federatedCallback } from './federated-routes.js';
@@ -23,7 +24,7 @@ import { createOAuthTokenVerifier } from './verifier.js';
 
 export interface AuthorizationServerDeps {
   db: SqliteDb;
-  ledger: Ledger;
+  ledger: LedgerRecords;
   log: Logger;
   /** Read on use: tests learn the public URL only once the server listens. */
   publicUrl: () => string;
@@ -32,6 +33,10 @@ export interface AuthorizationServerDeps {
   /** Browser origins besides loopback (TOLLGATE_ALLOWED_ORIGINS) that may register clients (CORS). */
   allowedOrigins: readonly string[];
   config: OAuthConfig;
+  /** Runs once for each account an upstream sign-in creates. */
+  onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
+  /** The SSRF-guarded fetch of client ID metadata documents (src/upstreams/metadata-fetch.ts). */
+  fetchClientMetadata: MetadataGet;
 }
 
 export interface AuthorizationServer {
@@ -76,6 +81,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const issuer = () => deps.publicUrl();
   const secure = () => issuer().startsWith('https:');
   const basePath = () => new URL(issuer()).pathname.replace(/\/+$/, '');
+  // One budget per client IP for sign-in attempts, registrations and metadata document fetches.
+  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
 
   // Built lazily, and again only if the public URL changes (it is fixed in production; tests learn it late).
   let built: { key: string; provider: Provider; handle: (req: Request, res: Response) => void } | undefined;
@@ -93,6 +100,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         log,
         accessTokenTtlSeconds: deps.config.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: deps.config.refreshTokenTtlSeconds,
+        cimd: { get: deps.fetchClientMetadata, limiter, behindProxy: secure, log },
       });
       const callback = provider.callback();
       built = { key, provider, handle: (req, res) => void callback(req, res) };
@@ -101,14 +109,13 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   };
   const provider = () => current().provider;
 
-  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
   const upstream = deps.config.upstream;
   const federated = upstream
     ? new FederatedLogin({
         upstream,
         store,
         ledger: deps.ledger,
-        welcomeCreditMicros: deps.config.welcomeCreditMicros,
+        onAccountCreated: deps.onAccountCreated,
         log,
       })
     : undefined;

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 import { GatewayError } from '../../src/errors.js';
-import type { Ledger } from '../../src/ledger/types.js';
+import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { TokenVerifier } from '../authenticator.js';
 import type { Principal } from '../principal.js';
 import type { OAuthStore } from './store.js';
@@ -20,7 +20,7 @@ export type OAuthPrincipal = Extract<Principal, { kind: 'oauth' }> & {
 export interface VerifierDeps {
   provider: () => Provider;
   store: OAuthStore;
-  ledger: Ledger;
+  ledger: LedgerRecords;
   /** The one audience accepted: the /mcp URL. */
   resource: () => string;
 }

@@ -1,13 +1,21 @@
 import { createApiKey } from '../../auth/api-keys.js';
-import type { Ledger } from '../ledger/types.js';
+import type { LedgerRecords } from '../ledger/types.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
+import type { Lifecycle } from '../run/lifecycle.js';
 import { NotFoundError, type Out, UsageError } from './output.js';
 
 // Operator commands on accounts, keys and credit. They write through the same ledger as the server.
 
-export async function accountsCreate(ledger: Ledger, out: Out, opts: { name?: string; creditUsd?: string }) {
+export async function accountsCreate(
+  ledger: LedgerRecords,
+  money: Lifecycle,
+  out: Out,
+  opts: { name?: string; creditUsd?: string },
+) {
   const acct = await ledger.createAccount({ name: opts.name ?? null });
-  if (opts.creditUsd !== undefined) await ledger.credit(acct.id, usd(opts.creditUsd), 'initial credit');
+  if (opts.creditUsd !== undefined) {
+    await money.credit(acct.id, usd(opts.creditUsd), 'operator', 'initial credit');
+  }
   const { key, row } = await createApiKey(ledger, acct.id, 'default');
   const bal = await ledger.balance(acct.id);
   out.result(
@@ -16,7 +24,7 @@ export async function accountsCreate(ledger: Ledger, out: Out, opts: { name?: st
   );
 }
 
-export async function keysCreate(ledger: Ledger, out: Out, accountId: string, name?: string) {
+export async function keysCreate(ledger: LedgerRecords, out: Out, accountId: string, name?: string) {
   await mustExist(ledger, accountId);
   const { key, row } = await createApiKey(ledger, accountId, name);
   out.result(
@@ -25,7 +33,7 @@ export async function keysCreate(ledger: Ledger, out: Out, accountId: string, na
   );
 }
 
-export async function keysList(ledger: Ledger, out: Out, accountId?: string) {
+export async function keysList(ledger: LedgerRecords, out: Out, accountId?: string) {
   const keys = await ledger.listApiKeys(accountId);
   const rows = keys.map((k) => ({
     key_id: k.id,
@@ -48,24 +56,30 @@ export async function keysList(ledger: Ledger, out: Out, accountId?: string) {
   );
 }
 
-export async function keysRevoke(ledger: Ledger, out: Out, keyId: string) {
+export async function keysRevoke(ledger: LedgerRecords, out: Out, keyId: string) {
   const revoked = await ledger.revokeApiKey(keyId);
   if (!revoked) throw new NotFoundError(`no active key ${keyId}`);
   out.result({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
 }
 
-export async function credit(ledger: Ledger, out: Out, accountId: string, amountUsd: string) {
+export async function credit(
+  ledger: LedgerRecords,
+  money: Lifecycle,
+  out: Out,
+  accountId: string,
+  amountUsd: string,
+) {
   await mustExist(ledger, accountId);
   const micros = usd(amountUsd);
   if (micros === 0) throw new UsageError('the amount must be above zero');
-  const bal = await ledger.credit(accountId, micros, 'operator credit');
+  const bal = await money.credit(accountId, micros, 'operator', 'operator credit');
   out.result(
     { account_id: accountId, credited_usd: formatUsd(micros), ...balanceFields(bal) },
     `credited ${formatUsd(micros)} to ${accountId}; balance ${formatUsd(bal.balance_micros)}`,
   );
 }
 
-export async function balance(ledger: Ledger, out: Out, accountId: string) {
+export async function balance(ledger: LedgerRecords, out: Out, accountId: string) {
   await mustExist(ledger, accountId);
   const bal = await ledger.balance(accountId);
   out.result(
@@ -84,7 +98,7 @@ function balanceFields(b: { balance_micros: number; held_micros: number; availab
   };
 }
 
-export async function mustExist(ledger: Ledger, accountId: string): Promise<void> {
+async function mustExist(ledger: LedgerRecords, accountId: string): Promise<void> {
   if (!(await ledger.getAccount(accountId))) throw new NotFoundError(`no account ${accountId}`);
 }
 

@@ -5,10 +5,12 @@ import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { DB_FILE, openLedger } from '../ledger/index.js';
-import type { Ledger } from '../ledger/types.js';
+import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
+import { createLogger } from '../log.js';
 import { transactionView } from '../run/account-view.js';
+import { Lifecycle } from '../run/lifecycle.js';
 import * as cmd from './accounts.js';
 import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
 
@@ -29,6 +31,8 @@ Usage: tollgate <command> [options] [--json]
   oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
                                           (client ids may start with "-": put them after --)
   catalog                                 the price list
+  server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
+                                          the one the repository ships, its host left as a variable
 
 Every command accepts --json and then prints one JSON object on stdout (errors too:
 {"ok":false,"error":{"code","message"}}, with a non-zero exit code).
@@ -72,8 +76,14 @@ async function run(argv: string[], out: Out): Promise<number> {
     const list = e.problems.map((p) => `  - ${p}`).join('\n');
     throw new CliError('config', `invalid configuration${from}:\n${list}`, 1, { problems: e.problems });
   }
+  // Loaded only for these two: the whole gateway (browser, chain, OAuth and MCP libraries) is not needed by the
+  // other commands, which then start in a third of the time.
+  if (command === 'server-json') {
+    const { serverJson } = await import('./server-json.js');
+    process.stdout.write(serverJson(config, values.template === true));
+    return 0;
+  }
   if (command === 'serve') {
-    // Loaded only here: the whole gateway (browser, chain and OAuth libraries) is not needed by the rest.
     const { serve } = await import('./serve.js');
     return serve(config, out, envFile);
   }
@@ -90,9 +100,16 @@ async function run(argv: string[], out: Out): Promise<number> {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
   });
+  // Credits go through the one money lifecycle, as the server's do (its log is not the CLI's output).
+  const money = new Lifecycle({
+    ledger,
+    clock: systemClock,
+    log: createLogger('silent'),
+    holdTtlMs: config.holdTtlMs,
+  });
   try {
     if (command === 'oauth') await oauth(new OAuthGrants(db), ledger, out, sub, rest);
-    else await dispatch(ledger, out, command, sub, rest, values);
+    else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
     // Name the database: "no account" from the wrong data directory is the mistake this catches.
@@ -138,6 +155,7 @@ function parse(argv: string[]) {
       name: { type: 'string' },
       'credit-usd': { type: 'string' },
       limit: { type: 'string' },
+      template: { type: 'boolean' },
     },
   });
 }
@@ -145,7 +163,8 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>['values'];
 
 async function dispatch(
-  ledger: Ledger,
+  ledger: LedgerRecords,
+  money: Lifecycle,
   out: Out,
   command: string,
   sub: string | undefined,
@@ -159,14 +178,14 @@ async function dispatch(
   switch (command) {
     case 'accounts':
       if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}`);
-      return cmd.accountsCreate(ledger, out, { name: values.name, creditUsd: values['credit-usd'] });
+      return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
       if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>'), values.name);
       if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
       if (sub === 'revoke') return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>'));
       throw new UsageError(`unknown: keys ${sub ?? ''}`);
     case 'credit':
-      return cmd.credit(ledger, out, need(sub, '<account>'), need(rest[0], '<usd>'));
+      return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':
       return cmd.balance(ledger, out, need(sub, '<account>'));
     case 'tx': {
@@ -194,7 +213,13 @@ async function dispatch(
   }
 }
 
-async function oauth(grants: OAuthGrants, ledger: Ledger, out: Out, sub: string | undefined, rest: string[]) {
+async function oauth(
+  grants: OAuthGrants,
+  ledger: LedgerRecords,
+  out: Out,
+  sub: string | undefined,
+  rest: string[],
+) {
   const account = rest[0];
   if (!account || (sub !== 'list' && sub !== 'revoke'))
     throw new UsageError('usage: oauth list|revoke <account> …');

@@ -1,9 +1,10 @@
 import { createApiKey } from '../../auth/api-keys.js';
 import type { Config } from '../config/index.js';
-import type { Ledger } from '../ledger/types.js';
+import type { LedgerRecords } from '../ledger/types.js';
 import { DataDirInUseError } from '../lib/instance-lock.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import { createGateway, type Gateway } from '../main.js';
+import type { Lifecycle } from '../run/lifecycle.js';
 import { CliError, type Out } from './output.js';
 
 // `tollgate serve`: start the gateway, and on the first start create the operator account and print its key.
@@ -24,7 +25,7 @@ export async function serve(config: Config, out: Out, envFile: string | undefine
   }
   // Only now, with the port bound, is the operator account created: its key is printed once and never
   // stored, so a start that fails (a busy port) must not use up the "first start" that shows it.
-  const bootstrap = await bootstrapOperator(gw.ledger, config);
+  const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
   if (bootstrap) {
     out.note(
       `First start: created operator account ${bootstrap.accountId} with ${bootstrap.credit}.\n` +
@@ -56,11 +57,11 @@ export async function serve(config: Config, out: Out, envFile: string | undefine
 }
 
 /** The first `serve` on an empty database creates an operator account and prints its key once. */
-async function bootstrapOperator(ledger: Ledger, config: Config) {
+async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
   if ((await ledger.listAccounts('customer')).length > 0) return undefined;
   const acct = await ledger.createAccount({ name: 'operator' });
   const micros = parseUsdToMicros(config.operatorCreditUsd);
-  if (micros > 0) await ledger.credit(acct.id, micros, 'operator bootstrap credit');
+  if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
   const { key } = await createApiKey(ledger, acct.id, 'operator');
   return { accountId: acct.id, key, credit: formatUsd(micros) };
 }

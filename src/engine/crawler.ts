@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { CrawlRequest, CrawlStatus, PageFormat, PageResult } from '../../tools/context.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
+import type { CrawlRequest, CrawlStatus, PageFormat, PageResult } from '../ports/index.js';
 import { type HostGate, Semaphore } from './limit.js';
 import { fetchRobots } from './map.js';
 import type { Robots } from './robots.js';

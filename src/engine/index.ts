@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { JobWork, WebEngine, WebGroup } from '../../tools/context.js';
 import { isGatewayError } from '../errors.js';
 import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { openSqlite } from '../lib/sqlite.js';
+import type { JobWork, WebEngine, WebGroup } from '../ports/index.js';
 import { type GuardedFetcher, USER_AGENT } from '../upstreams/web-fetch.js';
 import { BrowserPool } from './browser.js';
 import { Crawler } from './crawler.js';

@@ -1,5 +1,6 @@
 import { Parser } from 'htmlparser2';
-import type { MapRequest } from '../../tools/context.js';
+import { linkSignals } from '../lib/abort.js';
+import type { MapRequest } from '../ports/index.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
 import { ALLOW_ALL, DISALLOW_ALL, parseRobots, type Robots } from './robots.js';
 import { scanHtml } from './scan.js';
@@ -78,8 +79,21 @@ export function parseSitemap(xml: string): { pages: string[]; sitemaps: string[]
 export async function mapSite(fetcher: GuardedFetcher, req: MapRequest): Promise<string[]> {
   const start = normalizeUrl(req.url);
   if (!start) return [];
+  const linked = linkSignals([req.signal], req.timeoutMs);
+  try {
+    return await mapWithin(fetcher, req, start, linked.signal);
+  } finally {
+    linked.dispose();
+  }
+}
+
+async function mapWithin(
+  fetcher: GuardedFetcher,
+  req: MapRequest,
+  start: string,
+  deadline: AbortSignal,
+): Promise<string[]> {
   const site = siteOf(start);
-  const deadline = AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]);
   const found = new Set<string>([start]);
   const add = (u: string): boolean => {
     if (found.size >= req.limit) return false;

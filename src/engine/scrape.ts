@@ -1,5 +1,5 @@
-import type { PageFormat, PageRequest, PageResult } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
+import type { PageFormat, PageRequest, PageResult } from '../ports/index.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
 import { type BrowserPool, browserMissing } from './browser.js';
 import { needsBrowser, scanHtml } from './scan.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { WebGroup } from '../../tools/context.js';
 import type { Clock } from '../lib/clock.js';
+import type { WebGroup } from '../ports/index.js';
 import { createFastcrwClient, type FastcrwClient } from '../upstreams/fastcrw.js';
 import { createFirecrawlClient, type FirecrawlClient } from '../upstreams/firecrawl.js';
 import { createDispatcher } from '../upstreams/http.js';

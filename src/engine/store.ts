@@ -1,5 +1,5 @@
-import type { CrawlState, JobState } from '../../tools/context.js';
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
+import type { CrawlState, JobState } from '../ports/index.js';
 
 // The engine's own SQLite file (data/web.sqlite): crawl jobs with their frontier and pages, and background
 // jobs (async extraction). Pages are written as they are scraped, so a crawl's memory stays flat and a restart

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { bodyError } from './json-body.js';
 import { requestContext } from './request-context.js';
-import { sendError } from './respond.js';
+import { MALFORMED_PATH, sendError } from './respond.js';
 
 /** Mounts a door's routes on the shared app. */
 export type Door = (app: Express) => void;
@@ -15,14 +15,10 @@ export interface AppOptions {
   health: () => Record<string, unknown>;
 }
 
-const MALFORMED_PATH = new GatewayError(
-  'invalid_input',
-  'The request path has a malformed percent-escape (such as %ff or a lone %); nothing was charged.',
-);
-
 /**
  * The routers decode path parameters and throw on a malformed escape, which would surface as a 500. It is the
- * caller's mistake, so it is refused here, before any door: one check for every route, present and future.
+ * caller's mistake, so it is refused here, before any express door: one check for every route, present and
+ * future. (The hot POST /api/run path, served without express, answers the same in run-routes.ts.)
  */
 function malformedPath(req: Request, res: Response, next: NextFunction): void {
   if (req.path.includes('%')) {

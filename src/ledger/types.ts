@@ -125,24 +125,36 @@ export class LedgerStateError extends Error {
   }
 }
 
-export interface Ledger {
-  createAccount(input: { name?: string | null; kind?: AccountKind; id?: string }): Promise<AccountRow>;
+/** What anyone may read: accounts, balances, keys and the transaction record. */
+export interface LedgerReads {
   getAccount(id: string): Promise<AccountRow | undefined>;
   listAccounts(kind?: AccountKind): Promise<AccountRow[]>;
-  /** Adds credit to an account (a top-up from outside money). Returns the new balance. */
-  credit(accountId: string, micros: number, memo: string): Promise<Balance>;
   balance(accountId: string): Promise<Balance>;
+  findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined>;
+  listApiKeys(accountId?: string): Promise<ApiKeyRow[]>;
+  getCall(id: string): Promise<CallRow | undefined>;
+  transactions(accountId: string, limit: number): Promise<CallRow[]>;
+}
 
+/** Accounts and keys: records that move no money. */
+export interface LedgerAdmin {
+  createAccount(input: { name?: string | null; kind?: AccountKind; id?: string }): Promise<AccountRow>;
   insertApiKey(input: {
     accountId: string;
     hash: string;
     prefix: string;
     name?: string | null;
   }): Promise<ApiKeyRow>;
-  findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined>;
-  listApiKeys(accountId?: string): Promise<ApiKeyRow[]>;
   revokeApiKey(id: string): Promise<boolean>;
+}
 
+/**
+ * The money methods. Only the lifecycle (src/run/lifecycle.ts) calls them; test/contract/money.test.ts fails if
+ * any other source file does, so every movement of money has one place to read, log and measure.
+ */
+export interface LedgerMoney {
+  /** Adds credit to an account (a top-up from outside money). Returns the new balance. */
+  credit(accountId: string, micros: number, memo: string): Promise<Balance>;
   /** Claims the idempotency key, checks funds (and the daily cap) and takes the hold: one serialized write. */
   begin(req: BeginRequest): Promise<BeginResult>;
   /** Posts ≤ hold and records success; throws LedgerStateError if the hold was already resolved. */
@@ -162,9 +174,11 @@ export interface Ledger {
   sweep(now: number): Promise<SweepResult>;
   /** Voids every pending hold; used at start-up of a single-instance gateway, where any pending hold is orphaned. */
   voidAllPending(reason: string): Promise<number>;
+}
 
-  getCall(id: string): Promise<CallRow | undefined>;
-  transactions(accountId: string, limit: number): Promise<CallRow[]>;
-
+export interface Ledger extends LedgerReads, LedgerAdmin, LedgerMoney {
   close(): Promise<void>;
 }
+
+/** Everything but the money methods: what the rest of the gateway is given. */
+export type LedgerRecords = LedgerReads & LedgerAdmin;

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
-import { type ModelPrice, usdPerTokenToPerM, usdToMicrosCeil } from '../run/metered-cost.js';
-import { generatesMedia } from '../run/metered-request.js';
+import { type ModelPrice, usdPerTokenToPerM, usdToMicrosCeil } from './cost.js';
+import { generatesMedia } from './request.js';
 
 // The model router's price list: the upstream's model listing (OpenRouter: USD per token as decimal strings),
 // loaded once, refreshed on an interval, with operator overrides on top. A model with no known price is never

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.js';
-import type { ModelRoute, ModelRouter, PricedModel } from '../run/metered-types.js';
 import type { PriceCatalog } from './pricing.js';
+import type { ModelRoute, ModelRouter, PricedModel } from './types.js';
 import type { LlmUpstream } from './upstream.js';
 
 // Resolves what a caller asked for (an exact upstream slug, or a tier alias) into priced models to try in

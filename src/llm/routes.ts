@@ -2,11 +2,11 @@ import { type Request, type Response, Router } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
-import { type MeteredDeps, runChatCompletion } from '../run/metered.js';
-import type { ChatStreamSink } from '../run/metered-types.js';
 import { jsonBody } from './body.js';
+import { type MeteredDeps, runChatCompletion } from './chat.js';
 import { sendOpenAiError, sseErrorEvent } from './openai-errors.js';
 import type { LlmRouter } from './router.js';
+import type { ChatStreamSink } from './types.js';
 import { memoByLoad, modelsView, pricingView } from './views.js';
 
 // The model router door at /api/llm/v1 (spec §4.9): OpenAI wire format in and out, errors as OpenAI-style

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { LlmService } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
-import { readUsage, usageCostMicros } from '../run/metered-cost.js';
-import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from '../run/metered-request.js';
+import { linkSignals } from '../lib/abort.js';
+import type { LlmService } from '../ports/index.js';
+import { readUsage, usageCostMicros } from './cost.js';
+import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from './request.js';
 import type { LlmRouter } from './router.js';
 
 // The internal LLM service (tools/context.ts LlmService) used inside actions, e.g. structured extraction. Same
@@ -29,48 +30,56 @@ export function createLlmService(router: LlmRouter, opts: { timeoutMs: number })
 
   return {
     async complete(req: CompleteRequest): Promise<Completion> {
-      const signal = AbortSignal.any([req.signal, AbortSignal.timeout(opts.timeoutMs)]);
-      const route = await router.resolve(req.tier, signal);
-      const body: Record<string, unknown> = {
-        messages: req.messages,
-        max_tokens: Math.min(req.maxTokens ?? DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP),
-      };
-      if (req.jsonSchema) {
-        body.response_format = {
-          type: 'json_schema',
-          json_schema: { name: 'result', strict: true, schema: req.jsonSchema },
-        };
+      const linked = linkSignals([req.signal], opts.timeoutMs);
+      try {
+        return await completeWith(req, linked.signal);
+      } finally {
+        linked.dispose();
       }
-      const validate = req.jsonSchema ? validatorFor(req.jsonSchema) : undefined;
-      let spent = 0;
-      let last: GatewayError | undefined;
-      for (const c of route.candidates) {
-        const r = await router.complete(c.id, body, { signal, timeoutMs: opts.timeoutMs });
-        if (!r.ok) {
-          if (!r.fallback) throw r.error;
-          last = r.error;
-          continue;
-        }
-        const usage = readUsage(r.body.usage);
-        if (usage) spent += usageCostMicros(c.price, usage, 0).micros;
-        const text = firstText(r.body);
-        const model = typeof r.body.model === 'string' ? r.body.model : c.id;
-        const result: Completion = {
-          text,
-          model,
-          usage: { prompt_tokens: usage?.promptTokens ?? 0, completion_tokens: usage?.completionTokens ?? 0 },
-          costMicros: spent,
-        };
-        if (!validate) return result;
-        // A model that answers off-schema is treated like a failed one: the next model of the tier may comply.
-        const parsed = parseJson(text);
-        const checked = parsed.ok ? validate.safeParse(parsed.value) : undefined;
-        if (checked?.success) return { ...result, json: checked.data };
-        last = new GatewayError('bad_response', 'The model did not answer with JSON matching the schema.');
-      }
-      throw last ?? new GatewayError('upstream_unavailable', 'No model could answer.');
     },
   };
+
+  async function completeWith(req: CompleteRequest, signal: AbortSignal): Promise<Completion> {
+    const route = await router.resolve(req.tier, signal);
+    const body: Record<string, unknown> = {
+      messages: req.messages,
+      max_tokens: Math.min(req.maxTokens ?? DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP),
+    };
+    if (req.jsonSchema) {
+      body.response_format = {
+        type: 'json_schema',
+        json_schema: { name: 'result', strict: true, schema: req.jsonSchema },
+      };
+    }
+    const validate = req.jsonSchema ? validatorFor(req.jsonSchema) : undefined;
+    let spent = 0;
+    let last: GatewayError | undefined;
+    for (const c of route.candidates) {
+      const r = await router.complete(c.id, body, { signal, timeoutMs: opts.timeoutMs });
+      if (!r.ok) {
+        if (!r.fallback) throw r.error;
+        last = r.error;
+        continue;
+      }
+      const usage = readUsage(r.body.usage);
+      if (usage) spent += usageCostMicros(c.price, usage, 0).micros;
+      const text = firstText(r.body);
+      const model = typeof r.body.model === 'string' ? r.body.model : c.id;
+      const result: Completion = {
+        text,
+        model,
+        usage: { prompt_tokens: usage?.promptTokens ?? 0, completion_tokens: usage?.completionTokens ?? 0 },
+        costMicros: spent,
+      };
+      if (!validate) return result;
+      // A model that answers off-schema is treated like a failed one: the next model of the tier may comply.
+      const parsed = parseJson(text);
+      const checked = parsed.ok ? validate.safeParse(parsed.value) : undefined;
+      if (checked?.success) return { ...result, json: checked.data };
+      last = new GatewayError('bad_response', 'The model did not answer with JSON matching the schema.');
+    }
+    throw last ?? new GatewayError('upstream_unavailable', 'No model could answer.');
+  }
 }
 
 function firstText(body: Record<string, unknown>): string {

@@ -1,4 +1,4 @@
-import type { SseEvent } from '../run/metered-types.js';
+import type { SseEvent } from './types.js';
 
 // Splits a text/event-stream into events as the bytes arrive. Events are yielded as soon as their blank line
 // is seen, never held for more; a partial event waits only for the rest of its own bytes.

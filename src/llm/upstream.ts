@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
-import { isErrorChunk, parseChunk } from '../run/metered-stream.js';
-import type { AttemptFailure, CompletionAttempt, StreamAttempt } from '../run/metered-types.js';
+import { linkSignals } from '../lib/abort.js';
 import { sseEvents } from './sse.js';
+import { isErrorChunk, parseChunk } from './stream.js';
+import type { AttemptFailure, CompletionAttempt, StreamAttempt } from './types.js';
 
 // The model router's upstream: any OpenAI-compatible aggregator (OpenRouter by default), over a pooled undici
 // dispatcher. Failures before anything reached the caller are classified by fault and by whether the next
@@ -40,12 +41,13 @@ export class LlmUpstream {
   /** The upstream's model listing (OpenRouter: prices as USD-per-token strings), every output modality. */
   async listModels(signal: AbortSignal): Promise<unknown> {
     const url = `${this.opts.baseUrl}/models?output_modalities=all`;
+    const linked = linkSignals([signal], LIST_TIMEOUT_MS);
     try {
       const res = await request(url, {
         dispatcher: this.dispatcher,
         method: 'GET',
         headers: { authorization: this.headers.authorization as string, accept: 'application/json' },
-        signal: AbortSignal.any([signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]),
+        signal: linked.signal,
       });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 500)}`);
@@ -59,6 +61,8 @@ export class LlmUpstream {
           retryAfterSeconds: 5,
         },
       );
+    } finally {
+      linked.dispose();
     }
   }
 
@@ -102,23 +106,18 @@ export class LlmUpstream {
     body: Record<string, unknown>,
     opts: { signal: AbortSignal; firstByteTimeoutMs: number },
   ): Promise<StreamAttempt | AttemptFailure> {
-    // The attempt's own controller: aborted by the call's signal, by the first-byte timer, or by the metered
-    // path once the stream is under way (linked by hand: AbortSignal.any costs more on this hot path).
-    const ctl = new AbortController();
+    // The attempt's own signal: aborted by the call's signal, by the first-byte deadline, or by the metered
+    // path once the stream is under way (abort()).
     if (opts.signal.aborted) throw opts.signal.reason;
-    opts.signal.addEventListener('abort', () => ctl.abort(opts.signal.reason), { once: true });
-    let slow = false;
-    const timer = setTimeout(() => {
-      slow = true;
-      ctl.abort();
-    }, opts.firstByteTimeoutMs);
+    const linked = linkSignals([opts.signal], opts.firstByteTimeoutMs);
+    let begun = false;
     try {
       const res = await request(`${this.opts.baseUrl}/chat/completions`, {
         dispatcher: this.dispatcher,
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify({ ...body, model }),
-        signal: ctl.signal,
+        signal: linked.signal,
         headersTimeout: opts.firstByteTimeoutMs + 1_000,
         bodyTimeout: STALL_TIMEOUT_MS,
       });
@@ -134,30 +133,33 @@ export class LlmUpstream {
       for (;;) {
         const r = await events.next();
         if (r.done) {
-          ctl.abort();
+          linked.abort();
           return this.failed(badResponse(), model, 'stream ended before any data');
         }
         const ev = r.value;
         if (ev.data === undefined) continue;
         const json = ev.data === '[DONE]' ? undefined : parseChunk(ev.data);
         if (json === undefined) {
-          ctl.abort();
+          linked.abort();
           return this.failed(badResponse(), model, ev.data);
         }
         if (isErrorChunk(json)) {
-          ctl.abort();
+          linked.abort();
           return this.failed(classifyErrorObject(json.error), model, ev.data);
         }
-        return { ok: true, first: ev, firstJson: json, events, abort: () => ctl.abort() };
+        // Under way: the first-byte deadline no longer applies; the call's signal still aborts it.
+        begun = true;
+        linked.clearDeadline();
+        return { ok: true, first: ev, firstJson: json, events, abort: () => linked.abort() };
       }
     } catch (e) {
       if (opts.signal.aborted) throw opts.signal.reason ?? e;
-      const f = slow
+      const f = linked.timedOut
         ? timeoutFailure(`no first token within ${Math.round(opts.firstByteTimeoutMs / 100) / 10}s`)
         : networkFailure(e, opts.firstByteTimeoutMs);
       return this.failed(f, model, e);
     } finally {
-      clearTimeout(timer);
+      if (!begun) linked.dispose();
     }
   }
 

@@ -1,6 +1,6 @@
-import { millionthsToDecimal } from '../run/metered-cost.js';
-import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from '../run/metered-request.js';
+import { millionthsToDecimal } from './cost.js';
 import type { PriceCatalog } from './pricing.js';
+import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from './request.js';
 import { TIER_IDS, type TiersConfig, tierView } from './router.js';
 
 // The free, public views of the model router: GET /pricing (tiers and per-model prices, USD per million tokens,

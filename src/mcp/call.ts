@@ -8,9 +8,10 @@ import {
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
+import { linkSignals } from '../lib/abort.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
-import { type CallResult, executeCall, type X402Deps } from '../run/x402-call.js';
+import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
 
@@ -121,9 +122,11 @@ async function withCancellation<T>(
 ): Promise<T> {
   if (principal.kind === 'anonymous') return run(ctx.mcpReq.signal);
   const entry = deps.calls.begin(callerKey(principal), ctx.mcpReq.id);
+  const linked = linkSignals([ctx.mcpReq.signal, entry.signal]);
   try {
-    return await run(AbortSignal.any([ctx.mcpReq.signal, entry.signal]));
+    return await run(linked.signal);
   } finally {
+    linked.dispose();
     entry.end();
   }
 }

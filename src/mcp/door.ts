@@ -9,29 +9,28 @@ import {
   type OAuthTokenVerifier,
   verifyBearerToken,
 } from '@modelcontextprotocol/server';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { bearerToken } from '../../auth/bearer.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
-import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { toGatewayError } from '../errors.js';
+import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
+import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { RunDeps } from '../run/execute.js';
-import type { X402Deps } from '../run/x402-call.js';
+import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
 import { mcpGuard } from './guard.js';
+import { MCP_PATH, MCP_X402_PATH } from './paths.js';
 import { SERVER_NAME, serverFactory } from './server.js';
+import { serverCardRoutes } from './server-card-routes.js';
 
 // The MCP door: POST /mcp for both protocol eras (2026-07-28 natively, 2025 clients served statelessly per
 // request), behind Host/Origin validation and bearer auth, plus the RFC 9728 protected-resource metadata the
-// 401 challenge points at. Middleware order: guard → bearer → body → SDK handler.
+// 401 challenge points at and the public server card (server-card-routes.ts). Middleware order: guard → bearer →
+// body → SDK handler.
 
-export const MCP_PATH = '/mcp';
-/**
- * Accountless MCP (x402): no credentials; a paid tool answers with an x402 challenge and is paid with
- * `_meta["x402/payment"]`. It cannot share /mcp, where an anonymous request must get the 401 that sends OAuth
- * hosts into sign-in — the same 401 would stop an x402 client at `initialize` (docs/decisions.md).
- */
-export const MCP_X402_PATH = '/mcp/x402';
+export { MCP_PATH, MCP_X402_PATH } from './paths.js';
 
 /**
  * A coarse guard on the whole JSON-RPC body, before the SDK parses it: the tool arguments sit three levels
@@ -58,6 +57,8 @@ export interface McpDoorDeps {
   requiredScopes?: readonly string[];
   /** x402 payments, when configured (the accountless endpoint below takes them). */
   x402?: X402Deps | undefined;
+  /** TOLLGATE_MCP_SERVER_NAME: the server card's name (default: the public URL's host reversed). */
+  serverName?: string | undefined;
 }
 
 export interface McpDoor {
@@ -88,6 +89,14 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const metadataPath = new URL(getOAuthProtectedResourceMetadataUrl(new URL(`http://x${MCP_PATH}`))).pathname;
 
   const mount = (app: Express): void => {
+    app.use(
+      serverCardRoutes({
+        publicUrl: deps.publicUrl,
+        name: deps.serverName,
+        version: deps.version,
+        x402: deps.x402 !== undefined,
+      }),
+    );
     app.get(metadataPath, (_req, res) => {
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Cache-Control', 'public, max-age=300');
@@ -177,34 +186,37 @@ function bearer(verifier: OAuthTokenVerifier, metadataUrl: () => string, require
 }
 
 /**
- * Parses JSON bodies here (not in the SDK) so that size, syntax and nesting limits answer as JSON-RPC errors
- * with our wording, and so the SDK receives the parsed body instead of reading the stream again. A body
- * with another content type is left alone; the SDK answers it 415.
+ * Parses JSON bodies here (not in the SDK), through the one reader (src/lib/json-body.ts), so that size, syntax
+ * and nesting limits answer as JSON-RPC errors with our wording, and so the SDK receives the parsed body instead
+ * of reading the stream again. A body with another content type is left alone; the SDK answers it 415.
  */
 function jsonBody(maxBodyBytes: number) {
-  const parse = express.json({ limit: maxBodyBytes });
+  const opts: JsonBodyOptions = { maxBytes: maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' };
   return (req: Request, res: Response, next: NextFunction) => {
-    parse(req, res, (err?: unknown) => {
-      if (err) {
-        const tooLarge = (err as { type?: string }).type === 'entity.too.large';
-        return rpcError(
-          res,
-          tooLarge ? 413 : 400,
-          tooLarge ? -32000 : -32700,
-          tooLarge
-            ? `The request body is larger than ${maxBodyBytes} bytes.`
-            : 'Parse error: the body is not valid JSON.',
-        );
-      }
-      const violation = checkJsonLimits(req.body, ENVELOPE_LIMITS);
-      if (violation) {
-        const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';
-        return rpcError(res, 400, -32600, `Invalid request: the body is ${what} ${violation.limit}.`);
-      }
-      next();
-    });
+    if (req.method !== 'POST' || !JSON_CONTENT.test(req.headers['content-type'] ?? '')) return next();
+    readJsonBody(req, opts).then(
+      (body) => {
+        req.body = body;
+        next();
+      },
+      (e: unknown) => {
+        const error = toGatewayError(e);
+        switch (error.code) {
+          case 'payload_too_large':
+            return rpcError(res, 413, -32000, error.message);
+          case 'invalid_input':
+            return rpcError(res, 400, -32600, `Invalid request: ${error.message}`);
+          case 'unsupported_media_type':
+            return rpcError(res, 415, -32000, error.message);
+          default:
+            return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
+        }
+      },
+    );
   };
 }
+
+const JSON_CONTENT = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 function rpcError(res: Response, status: number, code: number, message: string): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });

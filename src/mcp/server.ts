@@ -3,7 +3,7 @@ import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
 import type { RunDeps } from '../run/execute.js';
-import { advertisedPayment, type X402Deps } from '../run/x402-call.js';
+import { advertisedPayment, type X402Deps } from '../run/x402/call.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { RESOURCES, readResource } from './resources.js';

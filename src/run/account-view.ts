@@ -1,5 +1,5 @@
 import type { AccountView, TransactionView } from '../../tools/context.js';
-import type { CallRow, Ledger } from '../ledger/types.js';
+import type { CallRow, LedgerReads } from '../ledger/types.js';
 import { microsToCents } from '../lib/money.js';
 
 export function transactionView(c: CallRow): TransactionView {
@@ -22,7 +22,7 @@ export function transactionView(c: CallRow): TransactionView {
 }
 
 /** Read-only view of one account, the only account access a handler gets. */
-export function toAccountView(ledger: Ledger, accountId: string): AccountView {
+export function toAccountView(ledger: LedgerReads, accountId: string): AccountView {
   return {
     balance: () => ledger.balance(accountId),
     transactions: async (limit) => (await ledger.transactions(accountId, limit)).map(transactionView),

@@ -1,35 +1,34 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { type AccountPrincipal, type Principal, principalRef } from '../../auth/principal.js';
+import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { type Action, findAction } from '../../catalog/index.js';
 import type { AccountView, HandlerContext, Services } from '../../tools/context.js';
 import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
-import type { Ledger, PaymentMethod } from '../ledger/types.js';
-import { type LinkedSignal, linkSignals, untilAborted } from '../lib/abort.js';
+import type { LedgerRecords } from '../ledger/types.js';
+import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
-import type { Inflight } from './inflight.js';
-import type { RateLimiter } from './rate-limit.js';
-import { beginRefusal, paymentRequired, unauthorized } from './refusals.js';
+import { admit, openScope, type ScopeDeps } from './call-scope.js';
+import type { Hold, Lifecycle } from './lifecycle.js';
+import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
 
-// The one path every call takes, whatever door it came through (DESIGN.md "The one path a call takes").
-// Only this module decides price, charge and ledger writes.
+// The one path every catalog call takes, whatever door it came through (docs/architecture.md "The one path a
+// call takes"): look up, validate, quote, admit, hold, run, then capture or void. The money itself moves only
+// in the lifecycle (./lifecycle.ts).
 
-export interface RunDeps {
-  ledger: Ledger;
+export interface RunDeps extends ScopeDeps {
+  /** Every hold, capture, void and refund goes through it. */
+  money: Lifecycle;
+  /** Records that move no money: account views, and x402 payers' accounts. */
+  ledger: LedgerRecords;
   handlers: Handlers;
   services: Services;
   clock: Clock;
   log: Logger;
-  inflight: Inflight;
-  /** Minimum hold lifetime; a hold always outlives its action's timeout. */
-  holdTtlMs: number;
-  /** Per-account admission rate; absent in tests that do not exercise it. */
-  rateLimiter?: RateLimiter;
 }
 
 export interface ExecuteOptions {
@@ -83,8 +82,6 @@ export interface Envelope {
 
 export const MAX_COST_FIELD = 'max_cost_cents';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-/** A hold outlives its action's timeout by this much, so the sweeper never voids a call that is still running. */
-export const HOLD_MARGIN_MS = 60_000;
 
 export function isChargeable(outcome: Outcome): outcome is Extract<Outcome, { ok: true }> {
   return outcome.ok;
@@ -153,16 +150,7 @@ async function run(
 
   const refusal = def.precheck?.(input as never, deps.services);
   if (refusal) throw refusal;
-  if (principal.kind !== 'anonymous') deps.rateLimiter?.take(principal.accountId);
-  if (!deps.inflight.accepting) {
-    throw new GatewayError(
-      'shutting_down',
-      'The gateway is shutting down; retry shortly. Nothing was charged.',
-      {
-        retryAfterSeconds: 5,
-      },
-    );
-  }
+  admit(deps, principal);
 
   if (action.access !== 'paid') {
     // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).
@@ -190,28 +178,20 @@ async function runPaid(
   if (principal.kind === 'x402' && !opts.payment) throw new Error('an x402 principal needs its payment');
   const funding = await opts.payment?.authorize();
 
-  // 4 + 5. idempotency claim, funds check and hold: one serialized write
-  const begun = await deps.ledger.begin({
-    accountId: principal.accountId,
+  // 4 + 5. idempotency claim, funds check (and the OAuth client's daily limit) and hold: one serialized write
+  const held = await deps.money.hold({
+    principal,
     action: action.id,
     priceMicros,
-    holdMicros: priceMicros,
-    paymentMethod: paymentMethodOf(principal),
-    principal: principalRef(principal),
+    timeoutMs: action.timeoutMs,
     idempotency:
       key === undefined
         ? undefined
         : { key, fingerprint: fingerprint({ action: action.id, body: rawInput }) },
-    holdTtlMs: Math.max(deps.holdTtlMs, action.timeoutMs + HOLD_MARGIN_MS),
     funding,
-    // The daily limit the account chose for this OAuth client at consent, checked with the hold.
-    dailyCap:
-      principal.kind === 'oauth' && principal.dailyLimitMicros !== undefined
-        ? { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
-        : undefined,
   });
-  if (begun.kind === 'replay') {
-    const env = begun.response as Envelope;
+  if (held.kind === 'replay') {
+    const env = held.response as Envelope;
     return {
       ok: true,
       data: env.data,
@@ -221,68 +201,63 @@ async function runPaid(
       replayed: true,
     };
   }
-  if (begun.kind !== 'started') throw beginRefusal(begun, action, principal);
+  const hold = held.hold;
 
   // 6. run the handler
-  const callId = begun.callId;
-  const started = performance.now();
   const provider = def.provider?.(input as never, deps.services) ?? null;
   let data: unknown;
   try {
-    data = await runHandler(deps, action, def, input, principal, callId, opts);
+    data = await runHandler(deps, action, def, input, principal, hold.callId, opts);
   } catch (e) {
-    // 7. failure → void. Nothing is charged for a failed call, whatever failed.
-    const error = toGatewayError(e);
-    if (error.code === 'internal')
-      deps.log.error({ err: e, action: action.id, txn: callId }, 'handler failed');
-    await deps.ledger
-      .void(callId, { errorCode: error.code, provider, durationMs: Math.round(performance.now() - started) })
-      .catch((ve) =>
-        deps.log.error({ err: ve, txn: callId }, 'void failed; the sweeper will release the hold'),
-      );
-    return { ok: false, error, transactionId: callId };
+    return failed(deps, hold, provider, e, action);
   }
 
-  // 7. success → capture (≤ hold), storing the envelope for idempotent replays
-  const envelope: Envelope = { ok: true, data, charged_cents: action.priceCents, transaction_id: callId };
+  // 7. success → collect a presented payment, then capture (≤ hold), storing the envelope for replays
+  const envelope: Envelope = {
+    ok: true,
+    data,
+    charged_cents: action.priceCents,
+    transaction_id: hold.callId,
+  };
   let meta: Record<string, unknown> | undefined;
   if (opts.payment) {
     try {
       meta = await opts.payment.collect(envelope);
     } catch (e) {
       // Not collected (or not known to be): nothing is charged and the result is withheld.
-      const error = toGatewayError(e);
-      const durationMs = Math.round(performance.now() - started);
-      await deps.ledger
-        .void(callId, { errorCode: error.code, provider, durationMs })
-        .catch((ve) => deps.log.error({ err: ve, txn: callId }, 'void failed; the sweeper will release it'));
-      return { ok: false, error, transactionId: callId };
+      return failed(deps, hold, provider, e, action);
     }
   }
-  try {
-    await deps.ledger.capture(callId, {
-      amountMicros: priceMicros,
-      provider,
-      durationMs: Math.round(performance.now() - started),
-      response: envelope,
-      meta,
-      jobHandle: jobHandleOf(action, data),
-    });
-  } catch (e) {
-    // The hold was resolved elsewhere (expired and swept): the work is done but was not charged. Under-billing
-    // is the safe direction; say so loudly and report the true charge, zero.
-    deps.log.error({ err: e, txn: callId, action: action.id }, 'capture failed; call delivered uncharged');
-    return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: callId, replayed: false };
-  }
+  const charged = await hold.capture(priceMicros, {
+    provider,
+    response: envelope,
+    meta,
+    jobHandle: jobHandleOf(action, data),
+  });
   await refundIfJobFailed(deps, action, input, data, principal);
   return {
     ok: true,
     data,
-    chargedCents: microsToCents(priceMicros),
-    chargedMicros: priceMicros,
-    transactionId: callId,
+    chargedCents: microsToCents(charged),
+    chargedMicros: charged,
+    transactionId: hold.callId,
     replayed: false,
   };
+}
+
+/** 7. failure → void. Nothing is charged for a failed call, whatever failed. */
+async function failed(
+  deps: RunDeps,
+  hold: Hold,
+  provider: string | null,
+  e: unknown,
+  action: Action,
+): Promise<Outcome> {
+  const error = toGatewayError(e);
+  if (error.code === 'internal')
+    deps.log.error({ err: e, action: action.id, txn: hold.callId }, 'call failed');
+  await hold.void(error.code, { provider });
+  return { ok: false, error, transactionId: hold.callId };
 }
 
 /** The handle a start action's output names (`jobHandle`), linked to its call at capture. */
@@ -292,10 +267,7 @@ function jobHandleOf(action: Action, data: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
 
-/**
- * A poll that reports its job failed refunds the call that started the job (once; the ledger makes it
- * idempotent). The poll itself succeeded, so a refund error is logged, never turned into a failed poll.
- */
+/** A poll that reports its job failed refunds the call that started the job (once). */
 async function refundIfJobFailed(
   deps: RunDeps,
   action: Action,
@@ -306,14 +278,7 @@ async function refundIfJobFailed(
   const rule = action.refundsStart;
   if (!rule || principal.kind === 'anonymous' || !rule.failed(data as Record<string, unknown>)) return;
   const handle = input[rule.handleField];
-  if (typeof handle !== 'string') return;
-  try {
-    const r = await deps.ledger.refundJob(principal.accountId, handle, 'job_failed');
-    if (r.refundedMicros > 0)
-      deps.log.info({ txn: r.callId, micros: r.refundedMicros, handle }, 'refunded a failed job');
-  } catch (err) {
-    deps.log.error({ err, handle, action: action.id }, 'refund of a failed job did not go through');
-  }
+  if (typeof handle === 'string') await deps.money.refundJob(principal.accountId, handle, 'job_failed');
 }
 
 async function runHandler(
@@ -325,8 +290,13 @@ async function runHandler(
   callId: string | undefined,
   opts: ExecuteOptions,
 ): Promise<unknown> {
-  const linked = linkSignals([deps.inflight.signal, opts.signal], action.timeoutMs);
-  const signal = linked.signal;
+  const scope = openScope(
+    deps,
+    opts.signal,
+    action.timeoutMs,
+    `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s`,
+  );
+  const signal = scope.signal;
   const accountId = principal.kind === 'anonymous' ? undefined : principal.accountId;
   const ctx: HandlerContext = {
     signal,
@@ -344,9 +314,9 @@ async function runHandler(
   try {
     result = await untilAborted(work, signal);
   } catch (e) {
-    throw classifyAbort(e, linked, opts.signal, action);
+    throw scope.abortError(e);
   } finally {
-    linked.dispose();
+    scope.dispose();
   }
   const out = (action.output as z.ZodType).safeParse(result);
   if (!out.success) {
@@ -360,30 +330,6 @@ async function runHandler(
     );
   }
   return out.data;
-}
-
-function classifyAbort(
-  e: unknown,
-  linked: LinkedSignal,
-  callerSignal: AbortSignal | undefined,
-  action: Action,
-): unknown {
-  if (e instanceof GatewayError || !linked.signal.aborted) return e;
-  if (callerSignal?.aborted)
-    return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
-  if (linked.timedOut) {
-    return new GatewayError(
-      'upstream_timeout',
-      `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s; nothing was charged.`,
-    );
-  }
-  return new GatewayError('shutting_down', 'The gateway shut down during the call; nothing was charged.', {
-    retryAfterSeconds: 5,
-  });
-}
-
-function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
-  return p.kind;
 }
 
 const NO_ACCOUNT: AccountView = {

@@ -4,11 +4,11 @@ import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FileStore, NewFileMeta, SignedLink, StoredFile } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
+import type { FileStore, NewFileMeta, SignedLink, StoredFile } from '../ports/index.js';
 import { type LinkMethod, LinkSigner } from './signing.js';
 
 // The embedded file library: bytes on local disk under <data dir>/files/objects/<file_id>, metadata in the

@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import type { Download, Downloader } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
+import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import type { Download, Downloader } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type SsrfPolicy } from './ssrf-guard.js';
 
@@ -27,9 +28,24 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     opts: { signal: AbortSignal; maxBytes: number; timeoutMs?: number },
   ): Promise<Download> {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([opts.signal, timeout]);
-    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, () => timeout.aborted, timeoutMs);
+    // Lives as long as the body: disposed once it was read to the end, refused, cancelled or failed.
+    const linked = linkSignals([opts.signal], timeoutMs);
+    try {
+      return await openWith(url, opts, linked, timeoutMs);
+    } catch (e) {
+      linked.dispose();
+      throw e;
+    }
+  }
+
+  async function openWith(
+    url: string,
+    opts: { signal: AbortSignal; maxBytes: number },
+    linked: LinkedSignal,
+    timeoutMs: number,
+  ): Promise<Download> {
+    const signal = linked.signal;
+    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, () => linked.timedOut, timeoutMs);
     let current = url;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const target = checkUrl(current, policy);
@@ -70,8 +86,11 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
         contentType: header(res.headers['content-type']),
         contentLength,
         contentDisposition: header(res.headers['content-disposition']),
-        body: limited(body, opts.maxBytes, url, failure),
-        cancel: () => body.destroy(),
+        body: limited(body, opts.maxBytes, url, failure, linked),
+        cancel: () => {
+          body.destroy();
+          linked.dispose();
+        },
       };
     }
     throw new GatewayError(
@@ -89,6 +108,7 @@ async function* limited(
   maxBytes: number,
   url: string,
   failure: (e: unknown) => unknown,
+  linked: LinkedSignal,
 ): AsyncGenerator<Uint8Array> {
   let bytes = 0;
   try {
@@ -102,6 +122,7 @@ async function* limited(
     throw failure(e);
   } finally {
     body.destroy();
+    linked.dispose();
   }
 }
 

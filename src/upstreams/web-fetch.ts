@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import type { FetchedPage, WebFetcher, WebFetchOptions } from '../../tools/context.js';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
 
@@ -177,8 +177,17 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   }
 
   async function forward(req: ForwardRequest): Promise<ForwardResponse> {
-    const timeout = AbortSignal.timeout(req.timeoutMs);
-    const signal = AbortSignal.any([req.signal, timeout]);
+    const linked = linkSignals([req.signal], req.timeoutMs);
+    try {
+      return await forwardWith(req, linked);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  async function forwardWith(req: ForwardRequest, linked: LinkedSignal): Promise<ForwardResponse> {
+    const signal = linked.signal;
+    const timedOut = () => linked.timedOut;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (!HOP_BY_HOP.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
@@ -198,7 +207,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
           signal,
         });
       } catch (e) {
-        throw fetchFailure(url, e, req.signal, () => timeout.aborted, req.timeoutMs);
+        throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
       }
       const location = res.headers.location;
       if (
@@ -228,7 +237,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
         return { status: res.statusCode, headers: out, body: await readCapped(res, defaultMax), url };
       } catch (e) {
         if (e instanceof GatewayError) throw e;
-        throw fetchFailure(url, e, req.signal, () => timeout.aborted, req.timeoutMs);
+        throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
       }
     }
   }

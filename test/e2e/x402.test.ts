@@ -2,7 +2,7 @@ import type { PaymentPayload } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { GatewayError } from '../../src/errors.js';
-import { executeCall } from '../../src/run/x402-call.js';
+import { executeCall } from '../../src/run/x402/call.js';
 import { DEV_KEY, startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import {

@@ -72,7 +72,7 @@ describe('tollgate CLI', () => {
     expect(cat.actions.find((a: { id: string }) => a.id === 'scraperC/markdown')).toMatchObject({
       price_cents: 1,
     });
-  }, 60_000);
+  }, 120_000);
 
   it('bad usage exits non-zero with a message', () => {
     expect(cli('credit', 'acct_nope', '5').code).toBe(2);
@@ -81,7 +81,7 @@ describe('tollgate CLI', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not a USD amount/);
     expect(cli('frobnicate').code).toBe(2);
-  }, 60_000);
+  }, 120_000);
 
   it('[cli:json-errors] with --json every failure is one JSON object on stdout, with a non-zero exit', () => {
     expect(jsonError(cli('frobnicate', '--frob', '--json'), 2)).toMatchObject({ code: 'usage' });
@@ -107,7 +107,7 @@ describe('tollgate CLI', () => {
     const human = cli('credit', 'acct_nope', '5');
     expect(human.stdout).toBe('');
     expect(human.stderr.trim()).toBe(`tollgate: no account acct_nope in ${join(dataDir, 'tollgate.db')}`);
-  }, 60_000);
+  }, 120_000);
 
   it('[cli:data-dir] only serve and accounts create make a database; other commands name the one they miss', () => {
     const elsewhere = mkdtempSync(join(work, 'elsewhere-'));
@@ -126,7 +126,7 @@ describe('tollgate CLI', () => {
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain(`Creating a new database in ${join(elsewhere, 'data')}.`);
     expect(runCli(['keys', 'list', '--json'], { cwd: elsewhere }).code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('[ops:env-file] .env of the current directory is read, and the environment wins over it', () => {
     const project = mkdtempSync(join(work, 'project-'));
@@ -151,5 +151,5 @@ describe('tollgate CLI', () => {
       `tollgate: invalid configuration (environment and ${join(project, '.env')}):\n` +
         '  - TOLLGATE_DATA_DRI: unknown variable (did you mean TOLLGATE_DATA_DIR?)\n',
     );
-  }, 60_000);
+  }, 120_000);
 });

@@ -10,7 +10,7 @@ import {
   usdPerTokenToPerM,
   usdToMicrosCeil,
   worstCaseMicros,
-} from '../../src/run/metered-cost.js';
+} from '../../src/llm/cost.js';
 
 // Per-token money: decimal text in, integers out, one documented rounding rule (docs/decisions.md).
 

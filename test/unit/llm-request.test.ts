@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { normalizeChatRequest, promptBytes } from '../../src/run/metered-request.js';
+import { normalizeChatRequest, promptBytes } from '../../src/llm/request.js';
 
 // The model router's request rules (spec §4.9), before anything is priced.
 

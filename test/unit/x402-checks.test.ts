@@ -1,9 +1,9 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { describe, expect, it } from 'vitest';
-import { type DecodedPayment, decodePayment, MAX_PAYMENT_BYTES } from '../../auth/x402/codec.js';
-import { checkPayment, checkWindow, paymentKey } from '../../auth/x402/local-check.js';
-import { offerFor } from '../../auth/x402/requirements.js';
 import { ConfigError, loadConfig, type X402Config } from '../../src/config/index.js';
+import { type DecodedPayment, decodePayment, MAX_PAYMENT_BYTES } from '../../src/run/x402/codec.js';
+import { checkPayment, checkWindow, paymentKey } from '../../src/run/x402/local-check.js';
+import { offerFor } from '../../src/run/x402/requirements.js';
 import { encodePayment, newPayer, signPayment } from '../helpers/x402.js';
 
 // The local half of x402: decoding, the checks that need no chain, the deterministic challenge, and the

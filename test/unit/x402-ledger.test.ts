@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { classifyingFacilitator } from '../../auth/x402/facilitator.js';
-import { remoteFacilitator } from '../../auth/x402/facilitator-remote.js';
-import { type NewPayment, RETAIN_MS, SqlitePaymentStore } from '../../auth/x402/payment-store.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
+import { classifyingFacilitator } from '../../src/run/x402/facilitator.js';
+import { remoteFacilitator } from '../../src/run/x402/facilitator-remote.js';
+import { type NewPayment, RETAIN_MS, SqlitePaymentStore } from '../../src/run/x402/payment-store.js';
 
 // The durable half of x402: the payment store's state machine, the ledger's provisional funding (double entry
 // whatever happens), and how facilitator answers are sorted into definite and unknown outcomes.

@@ -1,7 +1,7 @@
-import type { HandleRecord, HandleStore } from '../../tools/context.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
+import type { HandleRecord, HandleStore } from '../ports/index.js';
 
 // Server-minted handles (SEP-2567): a crawl id or render id given to a caller is ours, not the vendor's, and
 // resolves only for the account that minted it; another account's handle is simply not found.

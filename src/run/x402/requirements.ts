@@ -1,6 +1,6 @@
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
-import type { X402Config } from '../../src/config/index.js';
-import { formatUsd } from '../../src/lib/money.js';
+import type { X402Config } from '../../config/index.js';
+import { formatUsd } from '../../lib/money.js';
 
 // What we ask an x402 payer for. Requirements are a pure function of (configuration, action): the payer's
 // `accepted` must deep-equal what we regenerate on the paid retry, so nothing here may depend on the request,

@@ -1,6 +1,6 @@
-import type { X402Config } from '../../src/config/index.js';
-import type { Clock } from '../../src/lib/clock.js';
-import type { SqliteDb } from '../../src/lib/sqlite.js';
+import type { X402Config } from '../../config/index.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDb } from '../../lib/sqlite.js';
 import type { Facilitator } from './facilitator.js';
 import { builtinFacilitator } from './facilitator-builtin.js';
 import { remoteFacilitator } from './facilitator-remote.js';

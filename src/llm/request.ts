@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type FieldIssue, invalidInput } from '../errors.js';
-import type { PromptEstimate } from './metered-cost.js';
-import { zodIssues } from './zod-issues.js';
+import { zodIssues } from '../run/zod-issues.js';
+import type { PromptEstimate } from './cost.js';
 
 // The request rules of the model router (spec §4.9, §8), applied before anything is priced or held. The body is
 // the OpenAI chat-completions format; fields we do not need to understand pass through to the upstream, except

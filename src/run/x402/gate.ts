@@ -1,16 +1,16 @@
-import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { getAddress } from 'viem';
-import type { DecodedPayment } from '../../auth/x402/codec.js';
-import { causeForLog, type Facilitator } from '../../auth/x402/facilitator.js';
-import type { Refusal } from '../../auth/x402/local-check.js';
-import type { PaymentStore } from '../../auth/x402/payment-store.js';
-import type { Offer } from '../../auth/x402/requirements.js';
-import type { Action } from '../../catalog/index.js';
-import type { X402Config } from '../config/index.js';
-import { GatewayError } from '../errors.js';
-import type { CallPayment, Envelope, Outcome, RunDeps } from './execute.js';
-import { paymentRequired } from './refusals.js';
-import { ensureX402Account, x402AccountId } from './x402-ledger.js';
+import type { Action } from '../../../catalog/index.js';
+import type { X402Config } from '../../config/index.js';
+import { GatewayError } from '../../errors.js';
+import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
+import { paymentRequired } from '../refusals.js';
+import { ensureX402Account, x402AccountId } from './accounts.js';
+import type { DecodedPayment } from './codec.js';
+import { causeForLog, type Facilitator } from './facilitator.js';
+import type { Refusal } from './local-check.js';
+import type { PaymentStore } from './payment-store.js';
+import type { Offer } from './requirements.js';
 
 // One reserved x402 payment paying for one call: the CallPayment hook that execute drives (authorize before
 // the hold, collect after the handler succeeded), and what the doors get back once execute is done.
@@ -154,33 +154,24 @@ export class X402Gate implements CallPayment {
   /** The "upfront" flow: the money moves before the action runs, and is on the account before the hold. */
   private async settleFirst(): Promise<undefined> {
     if (this.state !== 'prepaid') {
-      if (!(await this.x402.payments.transition(this.key, 'reserved', 'settling'))) {
-        throw new GatewayError('internal', 'The x402 payment record changed under the call.');
-      }
-      const s = await this.x402.facilitator.settle(this.payment.wire, this.quote.offer.requirements);
-      if (s.kind === 'failed') {
-        this.state = 'settle_failed';
-        this.receipt = s.receipt;
-        await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
-        throw this.refuse({
-          reason: s.receipt.errorReason ?? 'settlement_failed',
-          message: 'the payment could not be settled',
-        });
-      }
-      if (s.kind === 'unknown') {
-        this.state = 'unknown';
-        this.run.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 settlement outcome unknown');
-        await this.x402.payments.transition(this.key, 'settling', 'unknown', receiptField(s.receipt));
-        throw settlementUnknown(s.receipt?.transaction || undefined);
-      }
+      const s = await settlePayment(this.run, this.x402, {
+        key: this.key,
+        from: 'reserved',
+        payload: this.payment.wire,
+        requirements: this.quote.offer.requirements,
+        // Marked settled by collect(), together with the result, once the action has run.
+        markSettled: false,
+      });
+      this.onSettleFailure(s, 'the payment could not be settled');
       this.state = 'prepaid';
-      this.receipt = s.receipt;
+      this.receipt = (s as Extract<SettleStep, { kind: 'settled' }>).receipt;
     }
     const accountId = await ensureX402Account(this.run.ledger, this.payer);
     // Settled money is real: it is credited for good, and stays there as a refund owed if the action fails.
-    await this.run.ledger.credit(
+    await this.run.money.credit(
       accountId,
       this.quote.offer.priceMicros,
+      'x402_prepaid',
       `x402 payment settled in ${this.receipt?.transaction} by ${this.payer} (before running)`,
     );
     return undefined;
@@ -195,29 +186,35 @@ export class X402Gate implements CallPayment {
       return receiptMeta(this.payment, offer, receipt);
     }
     // The result is stored first, so an unknown settlement can deliver it later without running again.
-    if (!(await this.x402.payments.transition(this.key, 'reserved', 'settling', { envelope }))) {
-      throw new GatewayError('internal', 'The x402 payment record changed under the call.');
+    const s = await settlePayment(this.run, this.x402, {
+      key: this.key,
+      from: 'reserved',
+      payload: this.payment.wire,
+      requirements: offer.requirements,
+      envelope,
+      markSettled: true,
+    });
+    this.onSettleFailure(s, 'the payment could not be settled, so the result is withheld');
+    this.state = 'settled';
+    this.receipt = (s as Extract<SettleStep, { kind: 'settled' }>).receipt;
+    return receiptMeta(this.payment, offer, this.receipt);
+  }
+
+  /** Turns a settlement that did not go through into the call's failure (and remembers why). */
+  private onSettleFailure(s: SettleStep, message: string): void {
+    switch (s.kind) {
+      case 'settled':
+        return;
+      case 'changed':
+        throw new GatewayError('internal', 'The x402 payment record changed under the call.');
+      case 'failed':
+        this.state = 'settle_failed';
+        this.receipt = s.receipt;
+        throw this.refuse({ reason: s.receipt.errorReason ?? 'settlement_failed', message });
+      case 'unknown':
+        this.state = 'unknown';
+        throw settlementUnknown(s.receipt?.transaction || undefined);
     }
-    const s = await this.x402.facilitator.settle(this.payment.wire, offer.requirements);
-    if (s.kind === 'settled') {
-      this.state = 'settled';
-      this.receipt = s.receipt;
-      await this.x402.payments.transition(this.key, 'settling', 'settled', { receipt: s.receipt });
-      return receiptMeta(this.payment, offer, s.receipt);
-    }
-    if (s.kind === 'failed') {
-      this.state = 'settle_failed';
-      this.receipt = s.receipt;
-      await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
-      throw this.refuse({
-        reason: s.receipt.errorReason ?? 'settlement_failed',
-        message: 'the payment could not be settled, so the result is withheld',
-      });
-    }
-    this.state = 'unknown';
-    this.run.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 settlement outcome unknown');
-    await this.x402.payments.transition(this.key, 'settling', 'unknown', receiptField(s.receipt));
-    throw settlementUnknown(s.receipt?.transaction || undefined);
   }
 
   /** After execute: settle the payment record's fate from how far the call got, and build the door's result. */
@@ -271,6 +268,47 @@ export class X402Gate implements CallPayment {
   }
 }
 
-function receiptField(receipt: SettleResponse | undefined): { receipt?: SettleResponse } {
-  return receipt ? { receipt } : {};
+export type SettleStep =
+  | { kind: 'settled'; receipt: SettleResponse }
+  | { kind: 'failed'; receipt: SettleResponse }
+  | { kind: 'unknown'; receipt?: SettleResponse | undefined }
+  /** The payment row was not in the expected state: another presentation got to it first. */
+  | { kind: 'changed' };
+
+/**
+ * Settles a payment and records its fate in the payment store: the one place where a settlement's outcomes
+ * (settled, failed, unknown) are told apart. The row moves `from` → settling → settled | failed | unknown;
+ * with `markSettled: false` a settled row stays `settling` for the caller to finish (with the result it
+ * delivers). An unknown outcome is never retried here: the payer's retry resumes it (x402/call.ts).
+ */
+export async function settlePayment(
+  run: RunDeps,
+  x402: X402Deps,
+  p: {
+    key: string;
+    from: 'reserved' | 'unknown';
+    payload: PaymentPayload;
+    requirements: PaymentRequirements;
+    envelope?: Envelope;
+    markSettled: boolean;
+  },
+): Promise<SettleStep> {
+  if (
+    !(await x402.payments.transition(p.key, p.from, 'settling', p.envelope ? { envelope: p.envelope } : {}))
+  ) {
+    return { kind: 'changed' };
+  }
+  const s = await x402.facilitator.settle(p.payload, p.requirements);
+  switch (s.kind) {
+    case 'settled':
+      if (p.markSettled) await x402.payments.transition(p.key, 'settling', 'settled', { receipt: s.receipt });
+      return s;
+    case 'failed':
+      await x402.payments.transition(p.key, 'settling', 'failed', { receipt: s.receipt });
+      return s;
+    case 'unknown':
+      run.log.error({ cause: causeForLog(s.cause), key: p.key }, 'x402 settlement outcome unknown');
+      await x402.payments.transition(p.key, 'settling', 'unknown', s.receipt ? { receipt: s.receipt } : {});
+      return { kind: 'unknown', receipt: s.receipt };
+  }
 }

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.js';
+import type { Hold } from '../run/lifecycle.js';
 import {
   IMAGE_TOKEN_ALLOWANCE,
   readUsage,
@@ -6,10 +7,10 @@ import {
   typicalTokens,
   type Usage,
   usageCostMicros,
-} from './metered-cost.js';
-import type { ChatRequest } from './metered-request.js';
-import type { StreamEnd } from './metered-stream.js';
-import type { ChatOutcome, MeteredDeps, ModelRoute, PricedModel } from './metered-types.js';
+} from './cost.js';
+import type { ChatRequest } from './request.js';
+import type { StreamEnd } from './stream.js';
+import type { ChatOutcome, MeteredDeps, ModelRoute, PricedModel } from './types.js';
 
 // Step 4 of the metered path: settling a call. The capture is the actual cost, never more than the hold; a
 // call that produced nothing, or failed, is voided. Every settlement itemizes the call in its transaction
@@ -19,9 +20,7 @@ export interface Call {
   deps: MeteredDeps;
   req: ChatRequest;
   route: ModelRoute;
-  callId: string;
-  holdMicros: number;
-  started: number;
+  hold: Hold;
   /** Failed attempts, for the record. */
   attempts: Array<{ model: string; code: string }>;
 }
@@ -48,7 +47,7 @@ export async function finishJson(
     streamed: false,
     body,
     headers: {
-      'x-tollgate-transaction-id': call.callId,
+      'x-tollgate-transaction-id': call.hold.callId,
       'x-tollgate-charged-micros': String(charged),
     },
   };
@@ -95,7 +94,7 @@ async function capture(
   usage: Usage | undefined,
   est: { completionTokens: number; disconnected: boolean },
 ): Promise<number> {
-  const { deps, req } = call;
+  const { req } = call;
   const images = req.prompt.images;
   let cost: { micros: number; source: string };
   let tokens: { prompt: number; completion: number };
@@ -112,13 +111,6 @@ async function capture(
       source: 'estimated',
     };
   }
-  const amount = Math.min(cost.micros, call.holdMicros);
-  if (cost.micros > call.holdMicros) {
-    deps.log.warn(
-      { txn: call.callId, cost: cost.micros, hold: call.holdMicros },
-      'usage above the hold; capped',
-    );
-  }
   const meta = {
     ...baseMeta(call, served),
     prompt_tokens: tokens.prompt,
@@ -127,33 +119,12 @@ async function capture(
     usage_source: cost.source,
     ...(est.disconnected ? { client_disconnected: true } : {}),
   };
-  try {
-    const r = await deps.ledger.capture(call.callId, {
-      amountMicros: amount,
-      provider: served,
-      durationMs: deps.clock.now() - call.started,
-      meta,
-    });
-    return r.chargedMicros;
-  } catch (e) {
-    // The hold was resolved elsewhere (swept after expiry): the answer went out uncharged. Under-billing is the
-    // safe direction; say so loudly.
-    deps.log.error({ err: e, txn: call.callId }, 'capture failed; completion delivered uncharged');
-    return 0;
-  }
+  // Never more than the hold: the lifecycle caps it (and says so in the log).
+  return call.hold.capture(cost.micros, { provider: served, meta });
 }
 
-export async function voidCall(call: Call, errorCode: string, model: string): Promise<void> {
-  await call.deps.ledger
-    .void(call.callId, {
-      errorCode,
-      provider: model,
-      durationMs: call.deps.clock.now() - call.started,
-      meta: baseMeta(call, undefined),
-    })
-    .catch((e) =>
-      call.deps.log.error({ err: e, txn: call.callId }, 'void failed; the sweeper will release the hold'),
-    );
+export function voidCall(call: Call, errorCode: string, model: string): Promise<void> {
+  return call.hold.void(errorCode, { provider: model, meta: baseMeta(call, undefined) });
 }
 
 function baseMeta(call: Call, served: string | undefined): Record<string, unknown> {
@@ -163,7 +134,7 @@ function baseMeta(call: Call, served: string | undefined): Record<string, unknow
     ...(served ? { model: served } : {}),
     stream: call.req.stream,
     max_tokens: call.req.maxTokens,
-    hold_micros: call.holdMicros,
+    hold_micros: call.hold.holdMicros,
     ...(call.attempts.length > 0 ? { failed_attempts: call.attempts } : {}),
   };
 }

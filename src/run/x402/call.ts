@@ -1,26 +1,27 @@
 import type { PaymentRequirements, ResourceInfo } from '@x402/core/types';
 import { getAddress } from 'viem';
-import { ANONYMOUS, type Principal } from '../../auth/principal.js';
-import { decodePayment } from '../../auth/x402/codec.js';
-import { checkPayment, checkWindow, paymentKey, type Refusal } from '../../auth/x402/local-check.js';
-import type { PaymentRow } from '../../auth/x402/payment-store.js';
-import { challengeFor, offerFor, priceDescription } from '../../auth/x402/requirements.js';
-import { type Action, findAction } from '../../catalog/index.js';
-import { GatewayError } from '../errors.js';
-import { fingerprint } from '../lib/hash.js';
-import { centsToMicros } from '../lib/money.js';
-import { type Envelope, type ExecuteOptions, execute, type RunDeps } from './execute.js';
-import { paymentRequired } from './refusals.js';
+import { ANONYMOUS, type Principal } from '../../../auth/principal.js';
+import { type Action, findAction } from '../../../catalog/index.js';
+import { GatewayError } from '../../errors.js';
+import { fingerprint } from '../../lib/hash.js';
+import { centsToMicros } from '../../lib/money.js';
+import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
+import { paymentRequired } from '../refusals.js';
+import { x402AccountId } from './accounts.js';
+import { decodePayment } from './codec.js';
 import {
   type CallResult,
   type Quote,
   receiptMeta,
   refusedResult,
   settlementUnknown,
+  settlePayment,
   type X402Deps,
   X402Gate,
-} from './x402-gate.js';
-import { recordLateSettlement } from './x402-ledger.js';
+} from './gate.js';
+import { checkPayment, checkWindow, paymentKey, type Refusal } from './local-check.js';
+import type { PaymentRow } from './payment-store.js';
+import { challengeFor, offerFor, priceDescription } from './requirements.js';
 
 // The entry point both doors call for a catalog action: it runs the call through execute, and for an anonymous
 // caller of a paid action it speaks x402 — the challenge, and a paid call's whole life:
@@ -32,7 +33,7 @@ import { recordLateSettlement } from './x402-ledger.js';
 // same payment with the same body gets the stored result again (a lost response is recovered without paying
 // twice), with another body it is refused.
 
-export type { CallResult, X402Deps } from './x402-gate.js';
+export type { CallResult, X402Deps } from './gate.js';
 
 export type Transport = 'http' | 'mcp';
 
@@ -221,23 +222,28 @@ async function resume(
   row: PaymentRow,
   call: Presentation,
 ): Promise<CallResult> {
-  if (!(await x402.payments.transition(row.key, 'unknown', 'settling'))) {
-    return presentedAgain(run, x402, quote, (await x402.payments.get(row.key)) as PaymentRow, call);
-  }
   const decoded = decodePayment(row.payload);
   if (!decoded.ok) throw new Error(`stored x402 payload ${row.key} does not decode`);
-  const s = await x402.facilitator.settle(row.payload, row.requirements);
-  if (s.kind === 'unknown') {
-    await x402.payments.transition(row.key, 'settling', 'unknown', s.receipt ? { receipt: s.receipt } : {});
-    return { outcome: { ok: false, error: settlementUnknown(s.receipt?.transaction || undefined) } };
-  }
-  if (s.kind === 'failed') {
-    await x402.payments.transition(row.key, 'settling', 'failed', { receipt: s.receipt });
-    return refusedResult(
-      quote,
-      { reason: s.receipt.errorReason ?? 'settlement_failed', message: 'the payment could not be settled' },
-      s.receipt,
-    );
+  const s = await settlePayment(run, x402, {
+    key: row.key,
+    from: 'unknown',
+    payload: row.payload,
+    requirements: row.requirements,
+    markSettled: false,
+  });
+  switch (s.kind) {
+    case 'changed':
+      return presentedAgain(run, x402, quote, (await x402.payments.get(row.key)) as PaymentRow, call);
+    case 'unknown':
+      return { outcome: { ok: false, error: settlementUnknown(s.receipt?.transaction || undefined) } };
+    case 'failed':
+      return refusedResult(
+        quote,
+        { reason: s.receipt.errorReason ?? 'settlement_failed', message: 'the payment could not be settled' },
+        s.receipt,
+      );
+    case 'settled':
+      break;
   }
   if (row.envelope === undefined) {
     // Settled before running (upfront): now run the action it paid for.
@@ -245,17 +251,18 @@ async function resume(
     return runWithGate(run, gate, quote.action, call.input, call.opts);
   }
   const envelope = row.envelope as Envelope;
-  const meta = {
-    ...receiptMeta(decoded.payment, quote.offer, s.receipt),
-    resumed_from: envelope.transaction_id,
-  };
   let delivered = envelope;
   try {
-    const txn = await recordLateSettlement(run, {
+    // The first attempt was voided when its settlement was unknown; the money that did move gets its own call.
+    const txn = await run.money.recordSettledCall({
+      principal: { kind: 'x402', accountId: x402AccountId(row.payer), payer: row.payer },
       action: quote.action.id,
-      payer: row.payer,
-      priceMicros: quote.offer.priceMicros,
-      meta,
+      micros: quote.offer.priceMicros,
+      memo: `x402 payment by ${row.payer} (settlement confirmed late)`,
+      meta: {
+        ...receiptMeta(decoded.payment, quote.offer, s.receipt),
+        resumed_from: envelope.transaction_id,
+      },
     });
     delivered = { ...envelope, transaction_id: txn };
   } catch (err) {

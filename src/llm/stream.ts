@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
-import { readUsage, type Usage } from './metered-cost.js';
-import type { ChatStreamSink, SseEvent, StreamAttempt } from './metered-types.js';
+import { readUsage, type Usage } from './cost.js';
+import type { ChatStreamSink, SseEvent, StreamAttempt } from './types.js';
 
 // Passes an upstream SSE stream through to the caller event by event, as each arrives (never buffered), and
 // watches it for what billing needs: the served model, the final usage, errors, and how much was produced.

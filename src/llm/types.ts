@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.js';
-import type { Ledger } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
-import type { Inflight } from './inflight.js';
-import type { ModelPrice } from './metered-cost.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { ScopeDeps } from '../run/call-scope.js';
+import type { Lifecycle } from '../run/lifecycle.js';
+import type { ModelPrice } from './cost.js';
 
-// What the metered path (src/run/metered.ts) needs from the model router's upstream side, and from the door.
-// src/llm implements both; src/run decides prices, holds and charges from them.
+// The model router's shapes: what the metered path (./chat.ts) needs from the upstream side (./router.ts,
+// ./upstream.ts) and from the door (./routes.ts).
 
 export interface PricedModel {
   /** Exact upstream slug. */
@@ -94,16 +93,13 @@ export interface MeteredLimits {
   firstByteTimeoutMs: number;
 }
 
-export interface MeteredDeps {
-  ledger: Ledger;
+/** The metered path's dependencies; the rate limiter is the catalog's (a router call counts as one call). */
+export interface MeteredDeps extends ScopeDeps {
+  money: Lifecycle;
   clock: Clock;
   log: Logger;
-  inflight: Inflight;
-  holdTtlMs: number;
   router: ModelRouter;
   limits: MeteredLimits;
-  /** The catalog's per-account rate limit; a router call counts as one call. */
-  rateLimiter?: RateLimiter | undefined;
 }
 
 export type ChatOutcome =

@@ -1,6 +1,6 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import type { Clock } from '../../src/lib/clock.js';
-import { migrate, type SqliteDb } from '../../src/lib/sqlite.js';
+import type { Clock } from '../../lib/clock.js';
+import { migrate, type SqliteDb } from '../../lib/sqlite.js';
 
 // One row per signed x402 payment (per on-chain authorization nonce), so that one payment pays for at most
 // one call however often, and however concurrently, it is presented. The row is claimed with a single

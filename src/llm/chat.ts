@@ -1,0 +1,159 @@
+import type { AccountPrincipal, Principal } from '../../auth/principal.js';
+import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { formatUsd } from '../lib/money.js';
+import { admit, type CallScope, openScope } from '../run/call-scope.js';
+import { worstCaseMicros } from './cost.js';
+import { type ChatRequest, normalizeChatRequest } from './request.js';
+import { type Call, finishJson, settleStream, summarize, voidCall } from './settle.js';
+import { pipeStream } from './stream.js';
+import type {
+  AttemptFailure,
+  ChatOutcome,
+  ChatStreamSink,
+  MeteredDeps,
+  ModelRoute,
+  PricedModel,
+} from './types.js';
+
+export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
+
+// The metered execution path of the model router (docs/spec.md §4.9, §7, §8): the per-token sibling of
+// execute(), on the same lifecycle (src/run/lifecycle.ts) and call scope (src/run/call-scope.ts).
+//   1. validate the body (request rules) and resolve the model or tier to priced candidates
+//   2. hold the worst case over the candidates, checking funds AND the per-UTC-day cap in one serialized write
+//   3. try the candidates in order while nothing has reached the caller (fallback)
+//   4. capture the actual cost from the upstream's usage, never more than the hold; void when nothing was
+//      produced or the call failed. Every call is itemized in the transaction record.
+
+export const LLM_ACTION = 'llm/chat.completions';
+
+export async function runChatCompletion(
+  deps: MeteredDeps,
+  principal: Principal,
+  rawBody: unknown,
+  io: { signal: AbortSignal; sink: ChatStreamSink },
+): Promise<ChatOutcome> {
+  try {
+    return await deps.inflight.track(run(deps, principal, rawBody, io));
+  } catch (e) {
+    const error = toGatewayError(e);
+    if (error.code === 'internal') deps.log.error({ err: e }, 'chat completion failed');
+    return { ok: false, streamed: false, error };
+  }
+}
+
+async function run(
+  deps: MeteredDeps,
+  principal: Principal,
+  rawBody: unknown,
+  io: { signal: AbortSignal; sink: ChatStreamSink },
+): Promise<ChatOutcome> {
+  if (principal.kind === 'anonymous') {
+    throw new GatewayError(
+      'unauthorized',
+      'The model router needs your API key: configure your OpenAI client with api_key "tg_sk_…" (sent as "Authorization: Bearer tg_sk_…").',
+    );
+  }
+  const req = normalizeChatRequest(rawBody);
+  admit(deps, principal);
+  const scope = openScope(deps, io.signal, deps.limits.timeoutMs, 'The model did not answer in time');
+  try {
+    return await attempts(deps, req, principal, io, scope);
+  } finally {
+    scope.dispose();
+  }
+}
+
+/** Steps 3-4: the candidates in order, until one answers or a failure cannot be helped by the next. */
+async function attempts(
+  deps: MeteredDeps,
+  req: ChatRequest,
+  principal: AccountPrincipal,
+  io: { signal: AbortSignal; sink: ChatStreamSink },
+  scope: CallScope,
+): Promise<ChatOutcome> {
+  const signal = scope.signal;
+  const route = await deps.router.resolve(req.model, signal);
+  const call = await admitCall(deps, principal, req, route);
+
+  for (let i = 0; i < route.candidates.length; i++) {
+    const c = route.candidates[i] as PricedModel;
+    const last = i === route.candidates.length - 1;
+    let failure: AttemptFailure;
+    try {
+      if (req.stream) {
+        const r = await deps.router.stream(c.id, req.upstreamBody, {
+          signal,
+          firstByteTimeoutMs: deps.limits.firstByteTimeoutMs,
+        });
+        if (r.ok) {
+          io.sink.open({ 'x-tollgate-transaction-id': call.hold.callId });
+          const end = await pipeStream(r, io.sink, {
+            clientWantsUsage: req.clientWantsUsage,
+            shutdown: deps.inflight.signal,
+            timedOut: () => scope.timedOut,
+            log: deps.log,
+          });
+          await settleStream(call, c, end);
+          return { ok: true, streamed: true };
+        }
+        failure = r;
+      } else {
+        const r = await deps.router.complete(c.id, req.upstreamBody, {
+          signal,
+          timeoutMs: Math.max(1, deps.limits.timeoutMs - call.hold.elapsedMs()),
+        });
+        if (r.ok) return await finishJson(call, c, r.body);
+        failure = r;
+      }
+    } catch (e) {
+      // The attempt was aborted from our side: the caller left, the gateway is stopping, or time ran out.
+      const error = toGatewayError(scope.abortError(e));
+      await voidCall(call, error.code, c.id);
+      return { ok: false, streamed: false, error };
+    }
+    call.attempts.push({ model: c.id, code: failure.error.code });
+    // The vendor's own text was logged where the failure was classified (src/llm/upstream.ts).
+    deps.log.warn({ txn: call.hold.callId, model: c.id, code: failure.error.code }, 'model attempt failed');
+    if (!failure.fallback || last) {
+      await voidCall(call, failure.error.code, c.id);
+      return { ok: false, streamed: false, error: summarize(failure.error, call) };
+    }
+  }
+  throw new GatewayError('internal', 'No model was tried; nothing was charged.');
+}
+
+/** Step 2: the worst case over every candidate, held together with the daily cap in one serialized write. */
+async function admitCall(
+  deps: MeteredDeps,
+  principal: AccountPrincipal,
+  req: ChatRequest,
+  route: ModelRoute,
+): Promise<Call> {
+  const hold = Math.max(...route.candidates.map((c) => worstCaseMicros(c.price, req.prompt, req.maxTokens)));
+  const cap = deps.limits.dailyCapMicros;
+  if (hold > cap) {
+    // Never admissible, today or tomorrow: a 429 with Retry-After would send the caller into a useless wait.
+    throw invalidInput([
+      {
+        path: 'max_tokens',
+        message:
+          `this call's worst case, ${formatUsd(hold)} (prompt size and max_tokens at the model's prices), is ` +
+          `above the daily inference cap of ${formatUsd(cap)}; lower max_tokens or shorten the conversation`,
+      },
+    ]);
+  }
+  const held = await deps.money.hold({
+    principal,
+    action: LLM_ACTION,
+    priceMicros: hold,
+    timeoutMs: deps.limits.timeoutMs,
+    doorCap: { limitMicros: cap, name: 'Daily inference cap' },
+    holdNote: "prompt size and max_tokens at the model's prices; lower max_tokens to hold less",
+    meta: { requested: route.requested, stream: req.stream, max_tokens: req.maxTokens },
+  });
+  // The router takes no idempotency key, so nothing can be replayed.
+  if (held.kind !== 'held')
+    throw new GatewayError('internal', 'The gateway hit an internal error; nothing was charged.');
+  return { deps, req, route, hold: held.hold, attempts: [] };
+}

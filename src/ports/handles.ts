@@ -1,0 +1,19 @@
+// Server-minted handles (crawl ids, render ids, …) bound to the account that started the work (implemented in
+// src/storage/handles-sqlite.ts).
+
+export interface HandleRecord {
+  handle: string;
+  owner: string;
+  kind: string;
+  ref: string;
+  data: Record<string, unknown>;
+  created_at: number;
+}
+
+export interface HandleStore {
+  /** Mints a new handle for `owner` pointing at an upstream (or local) reference. */
+  mint(owner: string, kind: string, ref: string, data?: Record<string, unknown>): Promise<string>;
+  /** The handle's record if it exists *and belongs to owner*; another account's handle is not found. */
+  resolve(owner: string, kind: string, handle: string): Promise<HandleRecord | undefined>;
+  update(handle: string, data: Record<string, unknown>): Promise<void>;
+}

@@ -1,0 +1,74 @@
+import type { Principal } from '../../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import type { Inflight } from './inflight.js';
+import type { RateLimiter } from './rate-limit.js';
+
+// What every paid call shares before and around its work, whichever door and price model it came by: admission
+// (the per-account rate limit, refused while the gateway shuts down), one signal that aborts the work when the
+// caller leaves, the gateway stops or time runs out, and the error that says which of the three it was.
+
+export interface ScopeDeps {
+  inflight: Inflight;
+  /** Per-account admission rate; absent where it is not exercised (tests). */
+  rateLimiter?: RateLimiter | undefined;
+}
+
+/** Refuses a call before anything is reserved: over its account's rate, or while the gateway shuts down. */
+export function admit(deps: ScopeDeps, principal: Principal): void {
+  if (principal.kind !== 'anonymous') deps.rateLimiter?.take(principal.accountId);
+  if (!deps.inflight.accepting) {
+    throw new GatewayError(
+      'shutting_down',
+      'The gateway is shutting down; retry shortly. Nothing was charged.',
+      {
+        retryAfterSeconds: 5,
+      },
+    );
+  }
+}
+
+export interface CallScope {
+  /** Aborted when the caller leaves, the gateway stops, or the deadline passes. */
+  readonly signal: AbortSignal;
+  /** True when the deadline (not the caller or shutdown) aborted it. */
+  readonly timedOut: boolean;
+  /** What aborted the work, as the error the caller gets; `e` itself when the scope was not aborted. */
+  abortError(e: unknown): unknown;
+  /** Detaches from the caller and shutdown signals and clears the deadline. Call when the work is done. */
+  dispose(): void;
+}
+
+/**
+ * Opens the scope of one call's work. `timeoutMessage` is what the caller reads when the deadline passes
+ * ("The action did not finish within 30s").
+ */
+export function openScope(
+  deps: ScopeDeps,
+  callerSignal: AbortSignal | undefined,
+  timeoutMs: number,
+  timeoutMessage: string,
+): CallScope {
+  const linked: LinkedSignal = linkSignals([deps.inflight.signal, callerSignal], timeoutMs);
+  return {
+    signal: linked.signal,
+    get timedOut() {
+      return linked.timedOut;
+    },
+    abortError(e) {
+      if (e instanceof GatewayError || !linked.signal.aborted) return e;
+      if (callerSignal?.aborted)
+        return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
+      if (linked.timedOut)
+        return new GatewayError('upstream_timeout', `${timeoutMessage}; nothing was charged.`);
+      return new GatewayError(
+        'shutting_down',
+        'The gateway shut down during the call; nothing was charged.',
+        {
+          retryAfterSeconds: 5,
+        },
+      );
+    },
+    dispose: () => linked.dispose(),
+  };
+}

@@ -1,0 +1,296 @@
+import type { Logger } from 'pino';
+import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
+import { GatewayError } from '../errors.js';
+import type { BeginResult, LedgerMoney, PaymentMethod } from '../ledger/types.js';
+import type { Clock } from '../lib/clock.js';
+import { formatUsd, microsToCents } from '../lib/money.js';
+
+// The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
+// module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
+//
+//   hold ──► the work runs ──► capture (≤ hold) on success
+//                          └─► void on any failure: nothing is charged
+//   refundJob: a job charged at its start that later failed is given back, once
+//   credit:    money from outside (operator top-ups, welcome grants, x402 settled before running)
+//   recordSettledCall: money that moved without a call waiting for it (an x402 settlement confirmed late)
+//
+// Flat-price actions (execute), metered model calls (src/llm), x402 payments (src/run/x402) and the
+// operator's CLI all drive it, so the rules below hold for every door and every way of paying:
+// - the price is reserved before the work runs, in one serialized write with the funds check, the idempotency
+//   claim and any daily cap, and the caller is told plainly why when it cannot be;
+// - a hold resolves exactly once, posting at most its amount;
+// - a capture that finds its hold already resolved (swept after expiry) delivers the result uncharged:
+//   under-billing is the safe direction, and it is logged as an error.
+
+/** A hold outlives its work's timeout by this much, so the sweeper never voids a call that is still running. */
+export const HOLD_MARGIN_MS = 60_000;
+
+export interface LifecycleDeps {
+  ledger: LedgerMoney;
+  clock: Clock;
+  log: Logger;
+  /** Minimum hold lifetime (TOLLGATE_HOLD_TTL_SECONDS); a hold always outlives its work's timeout. */
+  holdTtlMs: number;
+}
+
+export interface HoldSpec {
+  principal: AccountPrincipal;
+  /** The action id, for the record (`llm/chat.completions` for the model router). */
+  action: string;
+  /** The price quoted to the caller. */
+  priceMicros: number;
+  /** The worst case reserved (metered calls); a fixed price holds exactly its price. */
+  holdMicros?: number | undefined;
+  /** How long the work may take: the hold outlives it by HOLD_MARGIN_MS. */
+  timeoutMs: number;
+  idempotency?: { key: string; fingerprint: string } | undefined;
+  /**
+   * A per-UTC-day cap of the door, checked with the hold (the model router's inference cap; `name` starts the
+   * refusal: "Daily inference cap"). Without one, an OAuth client's own daily limit (chosen by the account
+   * owner at consent) applies.
+   */
+  doorCap?: { limitMicros: number; name: string } | undefined;
+  /** Money that comes with the call (a verified x402 payment): credited with the hold, reversed if unused. */
+  funding?: { micros: number; memo: string } | undefined;
+  meta?: Record<string, unknown> | undefined;
+  /** Says what the hold is made of, for the insufficient-credit message of a metered call. */
+  holdNote?: string | undefined;
+}
+
+export type HoldOutcome =
+  | { kind: 'held'; hold: Hold }
+  /** An earlier call with the same idempotency key finished: its stored response, no new charge. */
+  | { kind: 'replay'; callId: string; response: unknown };
+
+export interface CaptureRecord {
+  provider: string | null;
+  /** Stored for idempotent replays (the envelope). */
+  response?: unknown;
+  meta?: Record<string, unknown> | undefined;
+  /** The job this call started (render, crawl…): a later poll that sees it fail refunds the call. */
+  jobHandle?: string | undefined;
+}
+
+export interface VoidRecord {
+  provider: string | null;
+  meta?: Record<string, unknown> | undefined;
+}
+
+export type CreditReason = 'operator' | 'welcome' | 'x402_prepaid';
+
+/** A reservation for one call. Resolve it exactly once: capture on success, void otherwise. */
+export class Hold {
+  private resolved = false;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly deps: LifecycleDeps,
+    readonly callId: string,
+    readonly accountId: string,
+    readonly holdMicros: number,
+  ) {}
+
+  /** Milliseconds since the hold was taken. */
+  elapsedMs(): number {
+    return Math.round(performance.now() - this.started);
+  }
+
+  /**
+   * Posts `amountMicros` (≤ the hold) and releases the rest. Returns what was charged: 0 when the hold had been
+   * resolved elsewhere (expired and swept while the work ran), in which case the result goes out uncharged.
+   */
+  async capture(amountMicros: number, rec: CaptureRecord): Promise<number> {
+    this.resolve();
+    const amount = Math.min(amountMicros, this.holdMicros);
+    if (amountMicros > this.holdMicros) {
+      this.deps.log.warn(
+        { txn: this.callId, cost: amountMicros, hold: this.holdMicros },
+        'cost above the hold; capped',
+      );
+    }
+    try {
+      const r = await this.deps.ledger.capture(this.callId, {
+        amountMicros: amount,
+        provider: rec.provider,
+        durationMs: this.elapsedMs(),
+        response: rec.response,
+        meta: rec.meta,
+        jobHandle: rec.jobHandle,
+      });
+      return r.chargedMicros;
+    } catch (err) {
+      this.deps.log.error({ err, txn: this.callId }, 'capture failed; the result was delivered uncharged');
+      return 0;
+    }
+  }
+
+  /** Releases the hold: nothing is charged. Never throws (the sweeper releases a hold a failed void left). */
+  async void(errorCode: string, rec: VoidRecord): Promise<void> {
+    this.resolve();
+    await this.deps.ledger
+      .void(this.callId, { errorCode, provider: rec.provider, durationMs: this.elapsedMs(), meta: rec.meta })
+      .catch((err) =>
+        this.deps.log.error({ err, txn: this.callId }, 'void failed; the sweeper will release the hold'),
+      );
+  }
+
+  private resolve(): void {
+    if (this.resolved) throw new Error(`hold ${this.callId} resolved twice`);
+    this.resolved = true;
+  }
+}
+
+export class Lifecycle {
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  /**
+   * Reserves the call's price (or worst case) before it runs. Throws the refusal as a GatewayError when the
+   * account cannot cover it, a daily cap is reached, or its idempotency key is busy or reused.
+   */
+  async hold(spec: HoldSpec): Promise<HoldOutcome> {
+    const { principal } = spec;
+    const holdMicros = spec.holdMicros ?? spec.priceMicros;
+    const cap = spec.doorCap
+      ? { limitMicros: spec.doorCap.limitMicros }
+      : principal.kind === 'oauth' && principal.dailyLimitMicros !== undefined
+        ? // Kept per (account, client): the scope keeps its own counter inside the account's.
+          { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
+        : undefined;
+    const begun = await this.deps.ledger.begin({
+      accountId: principal.accountId,
+      action: spec.action,
+      priceMicros: spec.priceMicros,
+      holdMicros,
+      paymentMethod: paymentMethodOf(principal),
+      principal: principalRef(principal),
+      idempotency: spec.idempotency,
+      holdTtlMs: Math.max(this.deps.holdTtlMs, spec.timeoutMs + HOLD_MARGIN_MS),
+      dailyCap: cap,
+      funding: spec.funding,
+      meta: spec.meta,
+    });
+    if (begun.kind === 'started') {
+      return { kind: 'held', hold: new Hold(this.deps, begun.callId, principal.accountId, holdMicros) };
+    }
+    if (begun.kind === 'replay') return begun;
+    throw this.refusal(begun, spec, holdMicros);
+  }
+
+  /**
+   * A poll that saw the job fail gives back the call that started it (once; the ledger makes it idempotent).
+   * The poll itself succeeded, so a failure here is logged, never turned into a failed poll.
+   */
+  async refundJob(accountId: string, handle: string, reason: string): Promise<void> {
+    try {
+      const r = await this.deps.ledger.refundJob(accountId, handle, reason);
+      if (r.refundedMicros > 0) {
+        this.deps.log.info({ txn: r.callId, micros: r.refundedMicros, handle }, 'refunded a failed job');
+      }
+    } catch (err) {
+      this.deps.log.error({ err, handle }, 'refund of a failed job did not go through');
+    }
+  }
+
+  /** Money from outside onto an account. Returns the new balance. */
+  credit(accountId: string, micros: number, reason: CreditReason, memo: string) {
+    this.deps.log.info({ account: accountId, micros, reason }, 'credit');
+    return this.deps.ledger.credit(accountId, micros, memo);
+  }
+
+  /**
+   * Records money that moved for a call no longer waiting for it (an x402 settlement confirmed only after the
+   * call's first attempt was voided): a call funded and captured at once. Returns its transaction id.
+   */
+  async recordSettledCall(input: {
+    principal: AccountPrincipal;
+    action: string;
+    micros: number;
+    memo: string;
+    meta: Record<string, unknown>;
+  }): Promise<string> {
+    const held = await this.hold({
+      principal: input.principal,
+      action: input.action,
+      priceMicros: input.micros,
+      timeoutMs: 0,
+      funding: { micros: input.micros, memo: input.memo },
+    });
+    if (held.kind !== 'held') throw new Error(`could not record a settled call: ${held.kind}`);
+    await held.hold.capture(input.micros, { provider: null, meta: input.meta });
+    return held.hold.callId;
+  }
+
+  /** Voids holds past their expiry and purges idempotency keys past their TTL. */
+  sweep(now: number) {
+    return this.deps.ledger.sweep(now);
+  }
+
+  /** At the start of a gateway that owns its database alone: every pending hold was left by a dead process. */
+  voidOrphans(reason: string): Promise<number> {
+    return this.deps.ledger.voidAllPending(reason);
+  }
+
+  private refusal(
+    r: Exclude<BeginResult, { kind: 'started' } | { kind: 'replay' }>,
+    spec: HoldSpec,
+    holdMicros: number,
+  ): GatewayError {
+    const { principal } = spec;
+    switch (r.kind) {
+      case 'in_flight':
+        return new GatewayError(
+          'idempotency_in_flight',
+          'A call with this Idempotency-Key is still running; retry after it finishes to get its result.',
+          { retryAfterSeconds: 1, details: { transaction_id: r.callId } },
+        );
+      case 'mismatch':
+        return new GatewayError(
+          'idempotency_mismatch',
+          'This Idempotency-Key was already used with a different action or body; use a new key for a new call.',
+          { details: { transaction_id: r.callId } },
+        );
+      case 'insufficient': {
+        const needs = spec.holdNote
+          ? `this call holds up to ${formatUsd(holdMicros)} while it runs (${spec.holdNote})`
+          : `${spec.action} needs ${formatUsd(r.requiredMicros)}`;
+        return new GatewayError(
+          'insufficient_credit',
+          `Insufficient credit: ${needs} and ${formatUsd(r.availableMicros)} is available. ` +
+            `Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`). Nothing was charged.`,
+          {
+            details: {
+              required_cents: microsToCents(r.requiredMicros),
+              required_micros: r.requiredMicros,
+              available_micros: r.availableMicros,
+              account_id: principal.accountId,
+            },
+          },
+        );
+      }
+      case 'daily_cap': {
+        const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - this.deps.clock.now()) / 1000));
+        const what = spec.doorCap
+          ? `${spec.doorCap.name} of ${formatUsd(r.limitMicros)} reached (${formatUsd(r.spentMicros)} spent or held today)`
+          : principal.kind === 'oauth'
+            ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected, is reached`
+            : `The daily spending cap of ${formatUsd(r.limitMicros)} is reached`;
+        return new GatewayError(
+          'daily_cap_exceeded',
+          `${what}; it resets at 00:00 UTC, in ${retryAfterSeconds}s. Nothing was charged.`,
+          {
+            retryAfterSeconds,
+            details: {
+              limit_micros: r.limitMicros,
+              spent_micros: r.spentMicros,
+              scope: spec.doorCap ? 'door' : principal.kind === 'oauth' ? 'client' : 'account',
+            },
+          },
+        );
+      }
+    }
+  }
+}
+
+function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
+  return p.kind;
+}
