@@ -77,7 +77,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
-  const { ledger, db } = openLedger(config.dataDir, { clock, idempotencyTtlMs: config.idempotencyTtlMs });
+  const { ledger, db } = openLedger(config.dataDir, {
+    clock,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    writerThread: true,
+  });
   const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
