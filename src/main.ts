@@ -21,7 +21,7 @@ import { acquireInstanceLock } from './lib/instance-lock.js';
 import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
-import { createMcpDoor, MCP_PATH } from './mcp/door.js';
+import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
 import type { Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
@@ -62,6 +62,8 @@ export interface Gateway {
   ledger: Ledger;
   /** The one money lifecycle (holds, captures, refunds, credits). */
   money: Lifecycle;
+  /** The MCP door (its fast path's count, its cancellation registry). */
+  mcp: McpDoor;
   db: SqliteDb;
   run: RunDeps;
   log: Logger;
@@ -227,6 +229,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const shim = runRoutes({
     run,
@@ -235,6 +238,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     publicUrl: config.publicUrl,
     x402,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
@@ -275,13 +279,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     app,
     ledger,
     money,
+    mcp,
     db,
     run,
     log,
     x402,
     listen() {
       return new Promise((resolve, reject) => {
-        server = createHttpServer(app, [shim.hot]);
+        server = createHttpServer(app, [shim.hot, mcp.hot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
