@@ -48,11 +48,16 @@ export const REQUIREMENTS = {
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',
+  'http:required-fields': 'A missing field is reported as "<field> is required", for every kind of schema.',
+  'http:malformed-path':
+    'A malformed percent-escape in any request path is a 400 invalid_input, never a 500 or an error log.',
   'http:rate-limit': 'Each account has a call rate limit; beyond it 429 with Retry-After, uncharged.',
   'http:not-configured': 'An action whose vendor is not configured answers 503 not_configured, uncharged.',
   // auth
   'auth:api-key': 'One API key (prefix ending _sk_) covers every catalog operation (§5).',
   'auth:revocation': 'A revoked key stops working at once.',
+  'auth:one-bearer-parser':
+    'Every door reads Authorization with one parser (RFC 9110 credentials): what one accepts, none refuses.',
   // OAuth for MCP hosts (§5 "OAuth … on MCP"; the grant details are ours: docs/decisions.md "OAuth")
   'oauth:operator-revoke':
     'The operator can list and revoke the apps connected to an account; revocation is immediate.',
@@ -259,7 +264,19 @@ export const REQUIREMENTS = {
     'render of a project whose stored composition has not passed validate is refused, uncharged, saying what to run.',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
-  'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',
+  'ops:config-errors':
+    'A bad configuration stops start-up with every problem listed at once: bad values, unknown names, sections.',
+  'ops:env-file':
+    '.env of the working directory is read at start (Node loader); the environment wins over it.',
+  'ops:first-start-key':
+    'The operator account and key of a first start are created only once the port is bound, so the key is shown.',
+  'ops:startup-errors':
+    'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
+  'build:npm-ci': 'A clean clone installs with npm ci as well as npm install: the lock is complete.',
+  'cli:json-errors':
+    'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
+  'cli:data-dir':
+    'Operator commands other than serve and accounts create never create a database; they name the one they miss.',
   'ops:storage-url':
     'TOLLGATE_STORAGE_URL is checked at start-up (clear problems, never echoing secrets); AWS credentials are never logged.',
   // model router (spec §4.9, §7, §8)

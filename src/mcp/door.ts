@@ -1,10 +1,19 @@
 import type { ServerResponse } from 'node:http';
-import { requireBearerAuth } from '@modelcontextprotocol/express';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import {
+  type AuthInfo,
+  bearerAuthChallengeResponse,
+  createMcpHandler,
+  getOAuthProtectedResourceMetadataUrl,
+  OAuthError,
+  OAuthErrorCode,
+  type OAuthTokenVerifier,
+  verifyBearerToken,
+} from '@modelcontextprotocol/server';
+import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
+import { bearerToken } from '../../auth/bearer.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
 import { actions } from '../../catalog/index.js';
 import { toGatewayError } from '../errors.js';
@@ -179,22 +188,38 @@ export function protectedResourceMetadata(
   return doc;
 }
 
-/** The SDK's bearer middleware, rebuilt only if the public URL (and so the challenge's metadata URL) changes. */
-function bearer(
-  verifier: Parameters<typeof requireBearerAuth>[0]['verifier'],
-  metadataUrl: () => string,
-  requiredScopes: readonly string[],
-) {
-  let built: { url: string; mw: RequestHandler } | undefined;
-  return (req: Request, res: Response, next: NextFunction) => {
-    const url = metadataUrl();
-    if (built?.url !== url) {
-      built = {
-        url,
-        mw: requireBearerAuth({ verifier, resourceMetadataUrl: url, requiredScopes: [...requiredScopes] }),
-      };
+/**
+ * Bearer auth with the SDK's verification and 401/403 challenge, but the header read by the parser every door
+ * shares (auth/bearer.ts): the SDK's own split keeps the first word after the token and refuses repeated
+ * spaces, so `/mcp` and `/api/run` would disagree about the same header.
+ */
+function bearer(verifier: OAuthTokenVerifier, metadataUrl: () => string, requiredScopes: readonly string[]) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const options = { verifier, requiredScopes: [...requiredScopes], resourceMetadataUrl: metadataUrl() };
+    try {
+      const header = req.headers.authorization;
+      const token = bearerToken(header);
+      if (!token) {
+        throw new OAuthError(
+          OAuthErrorCode.InvalidToken,
+          header
+            ? 'Send credentials as "Authorization: Bearer <API key or token>".'
+            : 'Missing Authorization header',
+        );
+      }
+      (req as Request & { auth?: AuthInfo }).auth = await verifyBearerToken(`Bearer ${token}`, options);
+    } catch (error) {
+      const answer = bearerAuthChallengeResponse(error, options);
+      const challenge = answer.headers.get('WWW-Authenticate');
+      if (challenge !== null) res.setHeader('WWW-Authenticate', challenge);
+      const body =
+        error instanceof OAuthError
+          ? error
+          : new OAuthError(OAuthErrorCode.ServerError, 'Internal Server Error');
+      res.status(answer.status).json(body.toResponseObject());
+      return;
     }
-    return built.mw(req, res, next);
+    next();
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 
 // TOLLGATE_STORAGE_URL: s3://bucket[/prefix]?endpoint=…&region=…&force_path_style=true, credentials from the
 // standard AWS variables only.

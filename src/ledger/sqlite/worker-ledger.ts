@@ -107,6 +107,9 @@ function spawnWriter(workerData: { path: string; idempotencyTtlMs: number }): Wo
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new Worker(new URL('./writer-thread.js', here), { workerData });
   const entry = new URL('./writer-thread.ts', here).href;
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  // Resolved here, from this file: an eval worker would resolve 'tsx' from the working directory, which need
+  // not be the project's (the CLI's tests run it from a temporary one).
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(code, { eval: true, workerData });
 }
