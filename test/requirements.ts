@@ -21,6 +21,23 @@ export const REQUIREMENTS = {
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
   'billing:one-lifecycle':
     'Every money movement (hold, capture, void, refund, credit) goes through one lifecycle module in src/run.',
+  // credit lines and card money (§5, §8: "a welcome credit line of 2 USD once a card is on file; the card
+  // settles only actual usage"; docs/decisions.md "Card payments and the credit line")
+  'billing:credit-line':
+    'Usage beyond the prepaid balance draws on the credit line, never past it; balance − held + line ≥ 0.',
+  'billing:credit-line-once': 'A credit line is granted once per account and once per card fingerprint.',
+  'billing:line-frozen':
+    'A frozen line takes no new hold (402 saying why and where to fix it); prepaid money still pays.',
+  'billing:settle-actual-usage':
+    'A settlement charges exactly what was drawn (whole cents), one at a time per account; success restores the line.',
+  'billing:declined-freezes-line': 'A declined settlement freezes the line until a charge succeeds.',
+  'billing:topup-once': 'A top-up is credited exactly once, however often its confirmation arrives.',
+  'billing:refund-dispute-debit':
+    'Refunds and disputes of card payments debit the account (never through the line) and show in its history.',
+  'billing:history-complete':
+    'Credits, top-ups, line grants and settlements are in the transaction history with the calls.',
+  'billing:usage-by-day':
+    'Spend per UTC day and service is read from the ledger (calls that succeeded, net of refunds).',
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',
