@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type BillingConfig, billingConfig } from './config/billing.js';
 import { evmAddress, int, list, url, usd } from './config/fields.js';
 import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './config/llm.js';
 import { type OAuthConfig, oauthConfig } from './config/oauth.js';
@@ -77,8 +78,26 @@ export const envSchema = z.object({
   TOLLGATE_EXTRACT_INLINE_SECONDS: int(0, 110).default(25),
   /** Credit given to the operator account created by the first `serve`, USD. */
   TOLLGATE_OPERATOR_CREDIT_USD: usd.default('0'),
-  /** Credit given to accounts created by sign-in (spec §5: 2 USD welcome credit once a card is on file). */
-  TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
+  // Money in (src/config/billing.ts): Stripe cards and top-ups, the welcome credit line, sign-up.
+  TOLLGATE_STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_live_… or sk_test_…)')
+    .optional(),
+  TOLLGATE_STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
+    .optional(),
+  TOLLGATE_STRIPE_BASE_URL: url.optional(),
+  /** The credit line an account gets once a card is on file (spec §5, §8: 2 USD); 0 turns lines off. */
+  TOLLGATE_WELCOME_CREDIT_USD: usd.default('2'),
+  TOLLGATE_TOPUP_MIN_USD: usd.default('5'),
+  TOLLGATE_TOPUP_MAX_USD: usd.default('500'),
+  TOLLGATE_SETTLE_THRESHOLD_USD: usd.default('1'),
+  TOLLGATE_SETTLE_EVERY_HOURS: int(1, 24 * 31).default(24),
+  TOLLGATE_SETTLE_CHECK_SECONDS: int(1, 3600).default(60),
+  /** Self-serve sign-up on the dashboard (an upstream OIDC provider, when set, signs people up regardless). */
+  TOLLGATE_SIGNUP: z.enum(['open', 'closed']).default('closed'),
+  TOLLGATE_SIGNUPS_PER_HOUR: int(1, 10_000).default(5),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
@@ -178,6 +197,7 @@ export interface Config {
   x402: X402Config | undefined;
   llm: LlmConfig;
   oauth: OAuthConfig;
+  billing: BillingConfig;
   env: Env;
 }
 
@@ -220,6 +240,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const oauthProblems: string[] = [];
   const oauth = oauthConfig(env, oauthProblems);
   if (oauthProblems.length > 0) throw new ConfigError(oauthProblems);
+  const billingProblems: string[] = [];
+  const billing = billingConfig(env, billingProblems);
+  if (billingProblems.length > 0) throw new ConfigError(billingProblems);
 
   const host = env.TOLLGATE_HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -246,10 +269,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     x402,
     llm: llmConfig(env, vendors.LLM),
     oauth,
+    billing,
     env,
   };
 }
 
+export * from './config/billing.js';
 export * from './config/llm.js';
 export * from './config/oauth.js';
 export * from './config/x402.js';

@@ -8,6 +8,7 @@ import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
+import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
@@ -63,6 +64,8 @@ export interface Gateway {
   log: Logger;
   /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
   x402: X402Deps | undefined;
+  /** Card payments (Stripe); undefined when TOLLGATE_STRIPE_SECRET_KEY / _WEBHOOK_SECRET are unset. */
+  billing: Billing | undefined;
   /** Starts listening; resolves with the bound URL. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight calls (resolving their holds), then close everything. */
@@ -74,7 +77,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
   const { ledger, db } = openLedger(config.dataDir, { clock, idempotencyTtlMs: config.idempotencyTtlMs });
-  const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs });
+  const payments = config.billing.stripe;
+  const money = new Lifecycle({
+    ledger,
+    clock,
+    log,
+    holdTtlMs: config.holdTtlMs,
+    // With card payments on, a refusal for lack of credit points to the dashboard (top-up, card).
+    accountUrl: payments ? () => `${config.publicUrl}/account` : undefined,
+  });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
   // died between hold and capture: release it now rather than after its TTL.
@@ -166,11 +177,22 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
-    onAccountCreated: async (accountId) => {
-      const welcome = config.oauth.welcomeCreditMicros;
-      if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
-    },
+    // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
+    // (spec §5; docs/decisions.md "Card payments and the credit line").
   });
+  const billing =
+    payments &&
+    (await createBilling({
+      config: config.billing,
+      stripe: payments,
+      db,
+      ledger,
+      money,
+      clock,
+      log: log.child({ door: 'billing' }),
+      publicUrl: () => config.publicUrl,
+    }));
+  billing?.scheduler.start();
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
   // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
@@ -225,6 +247,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(llmDoor),
+    ...(billing ? [(app: Express) => void app.use(billing.routes)] : []),
   ];
   const started = Date.now();
   const app = createApp({
@@ -261,6 +284,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     run,
     log,
     x402,
+    billing,
     listen() {
       return new Promise((resolve, reject) => {
         server = createServer(app);
@@ -292,6 +316,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await stopped;
       await mcp.close();
       oauth.close();
+      await billing?.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();

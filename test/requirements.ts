@@ -36,6 +36,8 @@ export const REQUIREMENTS = {
     'Refunds and disputes of card payments debit the account (never through the line) and show in its history.',
   'billing:history-complete':
     'Credits, top-ups, line grants and settlements are in the transaction history with the calls.',
+  'billing:webhook-verified':
+    'Stripe webhooks are verified by signature and timestamp; forged, altered, stale or replayed ones change nothing.',
   'billing:usage-by-day':
     'Spend per UTC day and service is read from the ledger (calls that succeeded, net of refunds).',
   // http shim
@@ -87,7 +89,7 @@ export const REQUIREMENTS = {
   'oauth:sdk-clients': 'The v2 and v1 MCP SDK clients complete the whole flow knowing only the /mcp URL.',
   'oauth:api-key-sign-in': 'The sign-in page accepts an existing API key; a wrong one signs nobody in.',
   'oauth:federated-sign-in':
-    'Sign-in through an upstream OpenID Connect provider; the first creates the account with the welcome credit.',
+    'Sign-in through an upstream OpenID Connect provider; the first creates the account (its line comes with a card).',
   'oauth:federated-state-bound':
     'The upstream callback needs the state bound to the browser that started it, once.',
   'oauth:no-token-passthrough': 'Upstream tokens are never stored, logged, forwarded, or accepted at /mcp.',
