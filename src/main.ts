@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
+import type { OtherSignIn } from '../auth/oauth/context.js';
+import { OAuthGrants } from '../auth/oauth/grants.js';
 import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
+import { accountPages } from './account/routes.js';
 import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config.js';
 import { createWebStack } from './engine/setup.js';
@@ -167,6 +170,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
   };
   const auth = createAuthenticator(ledger);
+  let accountSignIn: OtherSignIn | undefined;
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const oauth = await createAuthorizationServer({
@@ -177,6 +181,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
+    otherSignIn: (req, res, result) => (accountSignIn as OtherSignIn)(req, res, result),
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
     // (spec §5; docs/decisions.md "Card payments and the credit line").
   });
@@ -194,6 +199,31 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     }));
   billing?.scheduler.start();
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
+
+  // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
+  // through the authorization server's one callback, hence the late binding).
+  const grants = new OAuthGrants(db);
+  const account = accountPages({
+    db,
+    ledger,
+    billing,
+    apps: {
+      list: (id) => grants.of(id),
+      setLimit: (id, client, micros) => oauth.store.setDailyLimit(id, client, micros),
+      revoke: (id, client) => grants.revoke(id, client),
+    },
+    upstream: oauth.upstreamSignIn,
+    signup: config.billing.signup,
+    signupsPerHour: config.billing.signupsPerHour,
+    signInAttemptsPerMinute: config.oauth.signInAttemptsPerMinute,
+    welcomeLineMicros: config.billing.welcomeLineMicros,
+    x402: x402 !== undefined,
+    publicUrl: () => config.publicUrl,
+    clock,
+    log: log.child({ door: 'account' }),
+    version: VERSION,
+  });
+  accountSignIn = account.otherSignIn;
 
   // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
   // the internal LlmService that actions use (the gateway's own cost, never billed per token).
@@ -248,6 +278,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(llmDoor),
     ...(billing ? [(app: Express) => void app.use(billing.routes)] : []),
+    (app) => app.use(account.router),
   ];
   const started = Date.now();
   const app = createApp({

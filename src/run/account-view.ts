@@ -2,6 +2,8 @@ import type { AccountView, TransactionView } from '../../tools/context.js';
 import type { CallRow, LedgerReads, MovementRow, TimeRange } from '../ledger/types.js';
 import { microsToCents } from '../lib/money.js';
 
+export type { TransactionView };
+
 // An account's transaction history as callers see it (platform/transactions, `tollgate tx`, the dashboard):
 // its calls and the money that moved without a call, merged newest first, so the history is complete.
 

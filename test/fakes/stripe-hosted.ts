@@ -23,7 +23,7 @@ export interface HostedPages {
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
+  res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${escapeHtml(title)}</title></head>
 <body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`);
 }
 

@@ -21,7 +21,13 @@ const offset = { ms: 0 };
 beforeAll(async () => {
   fake = await startFakeStripe();
   t = await startGateway({
-    env: { ...stripeEnv(fake), TOLLGATE_SETTLE_THRESHOLD_USD: '1', TOLLGATE_SETTLE_EVERY_HOURS: '24' },
+    // The tests run the scheduler's passes themselves (no timer in between).
+    env: {
+      ...stripeEnv(fake),
+      TOLLGATE_SETTLE_THRESHOLD_USD: '1',
+      TOLLGATE_SETTLE_EVERY_HOURS: '24',
+      TOLLGATE_SETTLE_CHECK_SECONDS: '3600',
+    },
     clock: { now: () => Date.now() + offset.ms },
     handlers: {
       'propstats/value-estimate': async () => ({
