@@ -242,12 +242,16 @@ export const transactions = defineAction({
             .describe('Effect on the balance in micro-USD, signed (a call: minus its net charge).'),
           status: z
             .enum(['pending', 'succeeded', 'failed', 'refunded'])
-            .describe('Outcome; refunded when the work it started failed later; a declined settlement failed.'),
+            .describe(
+              'Outcome; refunded when the work it started failed later; a declined settlement failed.',
+            ),
           refunded_cents: z.number().int().describe('Refunded, in cents.'),
           price_cents: z.number().int().describe('Quoted price in cents.'),
           charged_cents: z.number().int().describe('Charged, in cents (0 unless it succeeded).'),
           charged_micros: z.number().int().describe('Charged, in micro-USD.'),
-          payment_method: z.string().describe('api_key, oauth, x402; card or operator for money without a call.'),
+          payment_method: z
+            .string()
+            .describe('api_key, oauth, x402; card or operator for money without a call.'),
           provider: z.string().nullable().describe('Upstream that served it.'),
           idempotency_key: z.string().nullable().describe('Idempotency-Key sent with the call.'),
           duration_ms: z.number().int().nullable().describe('How long it ran.'),

@@ -82,7 +82,10 @@ export class FederatedLogin {
    * Completes the sign-in the callback URL reports: the state is single-use, the code is exchanged with PKCE and
    * the ID token checked (issuer, audience, nonce, signature). Returns the interaction and the account.
    */
-  async finish(callbackUrl: URL, state: string): Promise<{ uid: string; accountId: string; created: boolean }> {
+  async finish(
+    callbackUrl: URL,
+    state: string,
+  ): Promise<{ uid: string; accountId: string; created: boolean }> {
     const pending = this.deps.store.find(STATE_MODEL, state) as unknown as PendingLogin | undefined;
     if (!pending) throw new FederationError('unknown or expired sign-in state');
     this.deps.store.destroy(STATE_MODEL, state);
@@ -120,7 +123,10 @@ export class FederatedLogin {
     return creating;
   }
 
-  private async createAccount(subject: string, label: string): Promise<{ accountId: string; created: boolean }> {
+  private async createAccount(
+    subject: string,
+    label: string,
+  ): Promise<{ accountId: string; created: boolean }> {
     const { store, ledger, upstream, onAccountCreated, log } = this.deps;
     const account = await ledger.createAccount({ name: label });
     if (!store.linkIdentity(upstream.issuer, subject, account.id)) {
