@@ -80,7 +80,7 @@ describe('tollgate CLI', () => {
     expect(cat.actions.find((a: { id: string }) => a.id === 'scraperC/markdown')).toMatchObject({
       price_cents: 1,
     });
-  }, 60_000);
+  }, 180_000); // a dozen fresh Node processes: generous on a loaded machine
 
   it('bad usage exits non-zero with a message', () => {
     expect(cli('credit', 'acct_nope', '5').code).toBe(2);
