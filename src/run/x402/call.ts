@@ -8,7 +8,8 @@ import { centsToMicros } from '../../lib/money.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
-import { decodePayment } from './codec.js';
+import { type DecodedPayment, decodePayment } from './codec.js';
+import { discoveryFor, paymentIdOf } from './discovery.js';
 import {
   type CallResult,
   type Quote,
@@ -76,7 +77,12 @@ export async function executeCall(
     description: priceDescription(action),
     mimeType: 'application/json',
   };
-  const quote: Quote = { action, offer, challenge: (error) => challengeFor(offer, resource, error) };
+  const { extensions } = discoveryFor(action, req.transport);
+  const quote: Quote = {
+    action,
+    offer,
+    challenge: (error) => challengeFor(offer, resource, error, extensions),
+  };
 
   if (req.payment === undefined || req.payment === null || req.payment === '') {
     // Validation first: a request that cannot run is a 400, not an invitation to pay.
@@ -119,14 +125,21 @@ async function pay(
 
   const key = paymentKey(payment, offer.requirements);
   const fp = fingerprint({ action: action.id, body: req.input });
-  const existing = await x402.payments.get(key);
   const again = { input: req.input, fp, opts };
+  const named = paymentIdOf(payment.wire.extensions);
+  if (!named.ok) return refusedResult(quote, { reason: 'invalid_payload', message: named.message });
+  const payer = getAddress(payment.authorization.from);
+  if (named.id !== undefined) {
+    const earlier = await earlierPaymentNamed(x402, quote, payment, payer, named.id, key);
+    if (earlier.kind === 'refused') return refusedResult(quote, earlier.refusal);
+    if (earlier.kind === 'row') return presentedAgain(run, x402, quote, earlier.row, again, 'payment_id');
+  }
+  const existing = await x402.payments.get(key);
   if (existing && existing.status !== 'released') return presentedAgain(run, x402, quote, existing, again);
   // The window is checked only for a first presentation: a known payment is replayed or resumed even after
   // it expired, because its money may already have moved.
   const late = checkWindow(payment, offer, run.clock.now());
   if (late) return refusedResult(quote, late);
-  const payer = getAddress(payment.authorization.from);
   const claim = await x402.payments.reserve({
     key,
     payer,
@@ -135,8 +148,11 @@ async function pay(
     payload: payment.wire,
     requirements: offer.requirements,
     expiresAt: Number(payment.authorization.validBefore) * 1000,
+    paymentId: named.id,
   });
-  if (claim.kind === 'taken') return presentedAgain(run, x402, quote, claim.row, again);
+  if (claim.kind === 'taken') {
+    return presentedAgain(run, x402, quote, claim.row, again, claim.row.key === key ? 'nonce' : 'payment_id');
+  }
 
   const gate = new X402Gate(run, x402, quote, key, payment);
   return runWithGate(run, gate, action, req.input, opts);
@@ -171,15 +187,65 @@ interface Presentation {
   opts: ExecuteOptions;
 }
 
-/** A payment we have seen before: replay its result, resume its settlement, or refuse it. */
+type EarlierPayment =
+  | { kind: 'none' }
+  | { kind: 'row'; row: PaymentRow }
+  | { kind: 'refused'; refusal: Refusal };
+
+/**
+ * payment-identifier: a payer that retries with the id of an earlier payment gets that payment's call (its
+ * result, or its settlement resumed), and the new signed payment is never used. An earlier payment that
+ * collected nothing (released, or its settlement failed) leaves the id free for this one. Before a stored
+ * result is handed over, the payer must be proven: by the local signature check (65-byte EOA signatures), or
+ * else by the facilitator's verify.
+ */
+async function earlierPaymentNamed(
+  x402: X402Deps,
+  quote: Quote,
+  payment: DecodedPayment,
+  payer: string,
+  id: string,
+  key: string,
+): Promise<EarlierPayment> {
+  const row = await x402.payments.byPaymentId(payer, id);
+  if (!row || row.key === key || row.status === 'released' || row.status === 'failed') return { kind: 'none' };
+  if (payment.signature.length !== 132) {
+    const v = await x402.facilitator.verify(payment.wire, quote.offer.requirements);
+    if (v.kind !== 'valid') {
+      return {
+        kind: 'refused',
+        refusal: {
+          reason: v.kind === 'invalid' ? v.reason : 'unexpected_verify_error',
+          message: 'the payment could not be verified, so the earlier call it names is not disclosed',
+        },
+      };
+    }
+  }
+  return { kind: 'row', row };
+}
+
+/** A payment we have seen before (by its nonce, or by its payment-identifier id): replay, resume or refuse. */
 async function presentedAgain(
   run: RunDeps,
   x402: X402Deps,
   quote: Quote,
   row: PaymentRow,
   call: Presentation,
+  via: 'nonce' | 'payment_id' = 'nonce',
 ): Promise<CallResult> {
-  if (row.fingerprint !== call.fp) return refusedResult(quote, ALREADY_USED);
+  if (row.fingerprint !== call.fp) {
+    if (via === 'nonce') return refusedResult(quote, ALREADY_USED);
+    return {
+      outcome: {
+        ok: false,
+        error: new GatewayError(
+          'idempotency_mismatch',
+          'This payment-identifier id already paid for a different action or body; use a new id for a new call. ' +
+            'Nothing was charged.',
+        ),
+      },
+    };
+  }
   switch (row.status) {
     case 'reserved':
     case 'settling':
