@@ -5,8 +5,8 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import type { RunDeps } from '../run/execute.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
 import { jsonBody } from './json-body.js';
+import { paymentDocs } from './payment-docs.js';
 import { sendError } from './respond.js';
 
 // The HTTP shim: POST /api/run/{service}/{action} runs an action through src/run; GET describes it for free.
@@ -23,16 +23,18 @@ export interface RunRoutesDeps {
 
 export function runRoutes(deps: RunRoutesDeps): Router {
   const r = Router();
+  // The catalog's descriptions with each paid action's payment terms (x402 and the API key).
+  const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl);
 
   r.get('/api/run', (_req, res) => {
-    res.json(catalogListing());
+    res.json(docs.listing());
   });
   r.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument(deps.publicUrl));
+    res.json(docs.openapi());
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
-    const d = descriptorOf(`${req.params.service}/${req.params.action}`);
+    const d = docs.descriptor(`${req.params.service}/${req.params.action}`);
     if (!d) return sendError(res, unknownAction(req));
     res.json(d);
   });

@@ -4,6 +4,7 @@ import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
 import type { RunDeps } from '../run/execute.js';
 import { advertisedPayment, type X402Deps } from '../run/x402/call.js';
+import { paymentTerms } from '../run/x402/terms.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { RESOURCES, readResource } from './resources.js';
@@ -41,15 +42,27 @@ export interface ServerDeps {
   x402?: X402Deps | undefined;
 }
 
-/** The tool list, with each paid tool's x402 price in `_meta` when x402 is configured. Built once. */
+/** Tool `_meta` key with a paid tool's payment terms (price mode and protocols: src/run/x402/terms.ts). */
+export const PAYMENT_META_KEY = 'tollgate/payment';
+
+/**
+ * The tool list, with each paid tool's payment terms in `_meta` and, when x402 is configured, its x402
+ * requirements as a challenge would carry them. Built once.
+ */
 function toolsWithPayment(x402: X402Deps | undefined): Tool[] {
-  if (!x402) return [...TOOLS];
   return TOOLS.map((tool) => {
     const action = actionForTool(tool.name);
-    const requirements = action ? advertisedPayment(x402, action.id) : undefined;
-    return requirements
-      ? { ...tool, _meta: { ...tool._meta, 'x402/payment-requirements': [requirements] } }
-      : tool;
+    const terms = action && paymentTerms(x402?.config, action);
+    if (!action || !terms) return tool;
+    const requirements = advertisedPayment(x402, action.id);
+    return {
+      ...tool,
+      _meta: {
+        ...tool._meta,
+        [PAYMENT_META_KEY]: terms,
+        ...(requirements ? { 'x402/payment-requirements': [requirements] } : {}),
+      },
+    };
   });
 }
 
