@@ -208,7 +208,8 @@ async function earlierPaymentNamed(
   key: string,
 ): Promise<EarlierPayment> {
   const row = await x402.payments.byPaymentId(payer, id);
-  if (!row || row.key === key || row.status === 'released' || row.status === 'failed') return { kind: 'none' };
+  if (!row || row.key === key || row.status === 'released' || row.status === 'failed')
+    return { kind: 'none' };
   if (payment.signature.length !== 132) {
     const v = await x402.facilitator.verify(payment.wire, quote.offer.requirements);
     if (v.kind !== 'valid') {

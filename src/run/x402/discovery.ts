@@ -89,7 +89,13 @@ function bazaarWith(action: Action, transport: Transport, input: JsonSchema, out
   if (transport === 'mcp') {
     return {
       info: {
-        input: { type: 'mcp', toolName: action.toolName, transport: 'streamable-http', inputSchema: input, example },
+        input: {
+          type: 'mcp',
+          toolName: action.toolName,
+          transport: 'streamable-http',
+          inputSchema: input,
+          example,
+        },
         ...outputInfo,
       },
       schema: {
@@ -190,7 +196,10 @@ export function paymentIdOf(
   const id = ext?.info?.id;
   if (id === undefined) return { ok: true, id: undefined };
   if (typeof id !== 'string' || !PAYMENT_ID_PATTERN.test(id)) {
-    return { ok: false, message: 'the payment-identifier id must be 16-128 characters of A-Z, a-z, 0-9, _ and -' };
+    return {
+      ok: false,
+      message: 'the payment-identifier id must be 16-128 characters of A-Z, a-z, 0-9, _ and -',
+    };
   }
   return { ok: true, id };
 }
