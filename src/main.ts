@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
+import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { openLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
@@ -26,6 +27,8 @@ import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
 import { RateLimiter } from './run/rate-limit.js';
+import { SqliteReceiptKeyStore } from './run/receipt-keys.js';
+import { loadReceiptSigner } from './run/receipts.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
 import { SqliteHandleStore } from './storage/handles-sqlite.js';
@@ -145,6 +148,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   log.info({ scrapers: webStack.routes }, 'web engine routes');
 
   const inflight = new Inflight();
+  // Receipts of paid responses: the operator's key, or one generated once into the database (every replica).
+  const receipts = await loadReceiptSigner(
+    config.env.TOLLGATE_RECEIPT_SIGNING_KEY,
+    new SqliteReceiptKeyStore(db, clock),
+    () => services.publicUrl,
+  );
   const run: RunDeps = {
     money,
     ledger,
@@ -154,6 +163,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log,
     inflight,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
+    receipts,
   };
   const auth = createAuthenticator(ledger);
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
@@ -224,6 +234,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
+    (app) => app.use(receiptRoutes(receipts)),
     (app) => app.use(llmDoor),
   ];
   const started = Date.now();

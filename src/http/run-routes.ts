@@ -3,6 +3,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RunDeps } from '../run/execute.js';
+import { RECEIPT_HEADER } from '../run/receipts.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { jsonBody } from './json-body.js';
@@ -68,7 +69,7 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, spec §7), the
     // settlement receipt in PAYMENT-RESPONSE.
     if (paymentRequired || paymentResponse) {
-      res.setHeader('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE');
+      res.setHeader('Access-Control-Expose-Headers', `PAYMENT-REQUIRED, PAYMENT-RESPONSE, ${RECEIPT_HEADER}`);
     }
     if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
     if (paymentRequired) {
@@ -78,6 +79,8 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     }
     if (!outcome.ok) return sendError(res, outcome.error);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    // The signed receipt of a paid call (src/run/receipts.ts).
+    if (outcome.receipt) res.setHeader(RECEIPT_HEADER, outcome.receipt);
     const body: Record<string, unknown> = {
       ok: true,
       data: outcome.data,

@@ -11,6 +11,7 @@ import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { RECEIPT_META_KEY } from '../run/receipts.js';
 import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
@@ -106,7 +107,13 @@ export function toResult(outcome: Outcome): CallToolResult {
     charged_cents: outcome.chargedCents,
   };
   if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  const res: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+  };
+  // The signed receipt of a paid call (src/run/receipts.ts).
+  if (outcome.receipt) res._meta = { [RECEIPT_META_KEY]: outcome.receipt };
+  return res;
 }
 
 /**

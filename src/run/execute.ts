@@ -13,6 +13,7 @@ import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import { admit, openScope, type ScopeDeps } from './call-scope.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
+import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
 
@@ -29,6 +30,8 @@ export interface RunDeps extends ScopeDeps {
   services: Services;
   clock: Clock;
   log: Logger;
+  /** Signs the receipt of every paid response (./receipts.ts); without it responses carry none. */
+  receipts?: ReceiptSigner | undefined;
 }
 
 export interface ExecuteOptions {
@@ -69,6 +72,8 @@ export type Outcome =
       transactionId: string | undefined;
       /** True when an earlier call with the same idempotency key was replayed. */
       replayed: boolean;
+      /** The signed receipt of a paid call (./receipts.ts): the doors send it as a header or in `_meta`. */
+      receipt?: string | undefined;
     }
   | { ok: false; error: GatewayError; transactionId?: string };
 
@@ -192,13 +197,23 @@ async function runPaid(
   });
   if (held.kind === 'replay') {
     const env = held.response as Envelope;
+    const chargedMicros = centsToMicros(env.charged_cents);
     return {
       ok: true,
       data: env.data,
       chargedCents: env.charged_cents,
-      chargedMicros: centsToMicros(env.charged_cents),
+      chargedMicros,
       transactionId: env.transaction_id,
       replayed: true,
+      receipt: env.transaction_id
+        ? signReceipt(deps, {
+            transactionId: env.transaction_id,
+            action: action.id,
+            chargedMicros,
+            principal,
+            replayed: true,
+          })
+        : undefined,
     };
   }
   const hold = held.hold;
@@ -242,6 +257,13 @@ async function runPaid(
     chargedMicros: charged,
     transactionId: hold.callId,
     replayed: false,
+    receipt: signReceipt(deps, {
+      transactionId: hold.callId,
+      action: action.id,
+      chargedMicros: charged,
+      principal,
+      x402: settlementOf(meta),
+    }),
   };
 }
 

@@ -27,7 +27,7 @@ const CFG = {
   assetName: 'USD Coin',
   assetVersion: '2',
   maxTimeoutSeconds: 300,
-} as X402Config;
+} as unknown as X402Config;
 /** What a challenge header may grow to: Node and undici refuse response/request heads above 16 KiB in all. */
 const HEADER_BUDGET = 8 * 1024;
 

@@ -6,6 +6,7 @@ import { GatewayError } from '../../errors.js';
 import { fingerprint } from '../../lib/hash.js';
 import { centsToMicros } from '../../lib/money.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
+import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
 import { type DecodedPayment, decodePayment } from './codec.js';
@@ -264,7 +265,7 @@ async function presentedAgain(
       };
     case 'settled':
       if (row.envelope === undefined) return refusedResult(quote, ALREADY_USED);
-      return { outcome: replayed(row.envelope as Envelope), ...receiptOf(row) };
+      return { outcome: replayed(run, row, quote, row.envelope as Envelope, true), ...receiptOf(row) };
     case 'failed':
       // Settled before an action that then failed: the money is on the payer's account as a refund owed.
       if (row.receipt?.success) return refusedResult(quote, ALREADY_USED, row.receipt);
@@ -336,17 +337,40 @@ async function resume(
     run.log.error({ err, key: row.key }, 'x402 settlement confirmed but not recorded in the ledger');
   }
   await x402.payments.transition(row.key, 'settling', 'settled', { envelope: delivered, receipt: s.receipt });
-  return { outcome: { ...replayed(delivered), replayed: false }, paymentResponse: s.receipt };
+  const outcome = replayed(run, { ...row, receipt: s.receipt }, quote, delivered, false);
+  return { outcome: { ...outcome, replayed: false }, paymentResponse: s.receipt };
 }
 
-function replayed(env: Envelope) {
+/** The stored result of a paid payment, delivered again (or late), with its receipt. */
+function replayed(run: RunDeps, row: PaymentRow, quote: Quote, env: Envelope, again: boolean) {
+  const chargedMicros = centsToMicros(env.charged_cents);
+  const r = row.receipt;
   return {
     ok: true as const,
     data: env.data,
     chargedCents: env.charged_cents,
-    chargedMicros: centsToMicros(env.charged_cents),
+    chargedMicros,
     transactionId: env.transaction_id,
     replayed: true,
+    receipt: env.transaction_id
+      ? signReceipt(run, {
+          transactionId: env.transaction_id,
+          action: quote.action.id,
+          chargedMicros,
+          principal: { kind: 'x402', accountId: x402AccountId(row.payer), payer: row.payer },
+          x402: r?.success
+            ? {
+                network: row.requirements.network,
+                asset: row.requirements.asset,
+                payer: row.payer,
+                transaction: r.transaction,
+                amount: row.requirements.amount,
+                scheme: 'exact',
+              }
+            : undefined,
+          replayed: again,
+        })
+      : undefined,
   };
 }
 
