@@ -81,10 +81,10 @@ export const envSchema = z.object({
   TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
-  /** Signs receipts: an Ed25519 private JWK (JSON). Unset: one is generated once and kept in the database. */
+  /** Signs receipts: a P-256 private JWK (JSON). Unset: one is generated once and kept in the database. */
   TOLLGATE_RECEIPT_SIGNING_KEY: z
     .string()
-    .refine((v) => /"kty"\s*:\s*"OKP"/.test(v) && /"d"\s*:/.test(v), 'an Ed25519 private JWK (JSON)')
+    .refine((v) => /"kty"\s*:\s*"EC"/.test(v) && /"d"\s*:/.test(v), 'a P-256 private JWK (JSON)')
     .optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
   // through an upstream OpenID Connect provider when TOLLGATE_OIDC_ISSUER is set.

@@ -11,6 +11,7 @@ import { createLogger } from '../log.js';
 import { createGateway } from '../main.js';
 import { transactionView } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
+import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { createOut, type Out, UsageError } from './output.js';
 
@@ -31,6 +32,7 @@ Usage: tollgate <command> [options] [--json]
   oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
                                           (client ids may start with "-": put them after --)
   catalog                                 the price list
+  receipt-key                             a new receipt signing key (for TOLLGATE_RECEIPT_SIGNING_KEY)
 
 Every command accepts --json and then prints one JSON object on stdout.
 Configuration comes from TOLLGATE_* environment variables (see .env.example).`;
@@ -64,6 +66,12 @@ export async function main(argv: string[]): Promise<number> {
 
   if (command === 'serve') return serve(config, out);
   if (command === 'catalog') return catalog(out);
+  if (command === 'receipt-key') {
+    // A secret: printed once for the operator to store, never logged.
+    const jwk = generateReceiptKey();
+    out.result({ receipt_signing_key: jwk }, jwk);
+    return 0;
+  }
 
   const { ledger, db } = openLedger(config.dataDir, {
     clock: systemClock,

@@ -13,9 +13,10 @@ import { microsToCents } from '../lib/money.js';
 
 // Receipts: every paid response carries a statement of what was charged, signed by the gateway, that the payer
 // can keep and anyone can check with only the gateway's public key. It is a compact JWS (a JWT, RFC 7519) signed
-// with Ed25519 (alg EdDSA, RFC 8037): one signature per paid response, ~30 µs (docs/benchmarks.md), verifiable
-// with any JOSE library against the JWK Set published at RECEIPT_JWKS_PATH. The key id is the RFC 7638
-// thumbprint of the public key, so every replica that shares the key names it the same way.
+// with ECDSA P-256 (alg ES256, RFC 7518): one signature per paid response, verifiable with any JOSE library
+// against the JWK Set published at RECEIPT_JWKS_PATH. ES256 rather than EdDSA because it signs faster here
+// (OpenSSL's P-256 is assembly-optimized; bench "receipts" in docs/benchmarks.md measures both). The key id is
+// the RFC 7638 thumbprint of the public key, so every replica that shares the key names it the same way.
 //
 // Claims: iss (the gateway's public URL), jti (the transaction id, as in the envelope and the ledger), iat (when
 // the charge was made or confirmed), action, amount_micros / charged_cents / currency, payment_method, and for
@@ -63,43 +64,48 @@ export interface ReceiptKeyStore {
   loadOrCreate(generate: () => string): Promise<string>;
 }
 
-/** A new Ed25519 private key as a JWK (JSON text), the form TOLLGATE_RECEIPT_SIGNING_KEY takes. */
+/** A new P-256 private key as a JWK (JSON text), the form TOLLGATE_RECEIPT_SIGNING_KEY takes. */
 export function generateReceiptKey(): string {
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   return JSON.stringify(privateKey.export({ format: 'jwk' }));
 }
 
-/** Parses a private Ed25519 JWK; throws with a message that never echoes the key. */
+/** Parses a private P-256 JWK; throws with a message that never echoes the key. */
 export function parseReceiptKey(jwkJson: string): KeyObject {
   let jwk: unknown;
   try {
     jwk = JSON.parse(jwkJson);
   } catch {
-    throw new Error('the receipt signing key is not JSON (expected an Ed25519 private JWK)');
+    throw new Error('the receipt signing key is not JSON (expected a P-256 private JWK)');
   }
   const j = jwk as Record<string, unknown>;
-  if (j.kty !== 'OKP' || j.crv !== 'Ed25519' || typeof j.d !== 'string' || typeof j.x !== 'string') {
-    throw new Error('the receipt signing key must be an Ed25519 private JWK (kty OKP, crv Ed25519, d, x)');
+  if (j.kty !== 'EC' || j.crv !== 'P-256' || [j.d, j.x, j.y].some((v) => typeof v !== 'string')) {
+    throw new Error('the receipt signing key must be a P-256 private JWK (kty EC, crv P-256, d, x, y)');
   }
   try {
-    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: j.d, x: j.x }, format: 'jwk' });
+    return createPrivateKey({
+      key: { kty: 'EC', crv: 'P-256', d: String(j.d), x: String(j.x), y: String(j.y) },
+      format: 'jwk',
+    });
   } catch {
-    throw new Error('the receipt signing key is not a valid Ed25519 key');
+    throw new Error('the receipt signing key is not a valid P-256 key');
   }
 }
 
 const b64url = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 
-/** RFC 7638 thumbprint of an OKP public key: SHA-256 over its required members in lexical order. */
-function thumbprint(x: string): string {
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
+/** RFC 7638 thumbprint of an EC public key: SHA-256 over its required members in lexical order. */
+function thumbprint(x: string, y: string): string {
+  return createHash('sha256').update(`{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`).digest('base64url');
 }
 
 export function receiptSigner(privateKey: KeyObject, issuer: () => string): ReceiptSigner {
-  const pub = createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string };
-  const kid = thumbprint(pub.x);
-  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: RECEIPT_TYPE, kid }));
-  const jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: pub.x, kid, alg: 'EdDSA', use: 'sig' }] };
+  const pub = createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string; y: string };
+  const kid = thumbprint(pub.x, pub.y);
+  const header = b64url(JSON.stringify({ alg: 'ES256', typ: RECEIPT_TYPE, kid }));
+  const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid, alg: 'ES256', use: 'sig' }] };
+  // JWS wants the raw r‖s form of an ECDSA signature (RFC 7518 §3.4), not DER.
+  const key = { key: privateKey, dsaEncoding: 'ieee-p1363' as const };
   return {
     sign(f) {
       const p = f.principal;
@@ -117,7 +123,7 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
       if (f.x402) claims.x402 = f.x402;
       if (f.replayed) claims.replayed = true;
       const input = `${header}.${b64url(JSON.stringify(claims))}`;
-      return `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`;
+      return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
     },
     jwks: () => jwks,
   };

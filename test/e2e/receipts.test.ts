@@ -9,7 +9,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { newPayer, paidFetch, x402Env } from '../helpers/x402.js';
 import { connectClient } from './mcp-clients.js';
 
-// Receipts: every paid response carries a JWT signed by the gateway (Ed25519). The test plays the payer who
+// Receipts: every paid response carries a JWT signed by the gateway (ES256). The test plays the payer who
 // keeps it: it fetches the JWK Set at the well-known URL and verifies with that alone, through `jose` (a JOSE
 // library that knows nothing of tollgate).
 
@@ -39,7 +39,7 @@ async function verify(receipt: string): Promise<JWTPayload & Record<string, unkn
   const { payload } = await jwtVerify(receipt, createLocalJWKSet(jwks), {
     issuer: t.url,
     typ: 'tollgate-receipt+jwt',
-    algorithms: ['EdDSA'],
+    algorithms: ['ES256'],
   });
   return payload as JWTPayload & Record<string, unknown>;
 }
@@ -141,7 +141,7 @@ describe('receipts', () => {
     const own = generateReceiptKey();
     const configured = await loadReceiptSigner(own, a, () => 'x');
     expect(configured.jwks().keys[0]?.x).toBe(JSON.parse(own).x);
-    await expect(loadReceiptSigner('{"kty":"OKP","d":"x"}', a, () => 'x')).rejects.toThrow(/Ed25519/);
+    await expect(loadReceiptSigner('{"kty":"EC","d":"x"}', a, () => 'x')).rejects.toThrow(/P-256/);
   });
 
   it('[receipt:key] the generated key survives a restart (the database keeps it)', async () => {
