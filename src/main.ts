@@ -205,6 +205,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         inflight,
         rateLimiter: run.rateLimiter,
         router: llm.router,
+        receipts,
+        x402: x402 && { x402, ledger, publicUrl: () => services.publicUrl },
         limits: {
           dailyCapMicros: llm.dailyCapMicros,
           timeoutMs: llmCfg.timeoutMs,
