@@ -1,10 +1,8 @@
 import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { fingerprint } from '../lib/hash.js';
 import { formatUsd } from '../lib/money.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
-import { worstCaseMicros } from './cost.js';
-import { type ChatRequest, normalizeChatRequest } from './request.js';
-import { fingerprint } from '../lib/hash.js';
 import {
   type MeteredAnswer,
   type MeteredPayment,
@@ -12,6 +10,8 @@ import {
   type MeteredX402,
   startMetered,
 } from '../run/x402/metered.js';
+import { worstCaseMicros } from './cost.js';
+import { type ChatRequest, normalizeChatRequest } from './request.js';
 import {
   type Call,
   type Charged,
@@ -68,7 +68,12 @@ export async function runChatCompletion(
   }
 }
 
-async function run(deps: MeteredDeps, principal: Principal, rawBody: unknown, io: ChatIo): Promise<ChatOutcome> {
+async function run(
+  deps: MeteredDeps,
+  principal: Principal,
+  rawBody: unknown,
+  io: ChatIo,
+): Promise<ChatOutcome> {
   if (principal.kind === 'anonymous' && !deps.x402) {
     throw new GatewayError(
       'unauthorized',

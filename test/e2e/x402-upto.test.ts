@@ -45,7 +45,10 @@ async function fundedPayer(): Promise<PrivateKeyAccount> {
 
 /** The official x402 fetch, without the OpenAI client's (dummy) bearer: an accountless caller sends none. */
 function payingFetch(payer: PrivateKeyAccount): typeof fetch {
-  const paid = wrapFetchWithPayment(fetch, new x402Client().register('eip155:8453', new UptoEvmScheme(payer)));
+  const paid = wrapFetchWithPayment(
+    fetch,
+    new x402Client().register('eip155:8453', new UptoEvmScheme(payer)),
+  );
   return (input, init) => {
     const headers = new Headers(init?.headers);
     headers.delete('authorization');
@@ -69,7 +72,10 @@ function openai(payer: PrivateKeyAccount, seen?: Response[]): OpenAI {
 
 async function verifyReceipt(jws: string) {
   const jwks = await (await fetch(`${t.url}/.well-known/tollgate-receipts.json`)).json();
-  return (await jwtVerify(jws, createLocalJWKSet(jwks), { issuer: t.url })).payload as Record<string, unknown>;
+  return (await jwtVerify(jws, createLocalJWKSet(jwks), { issuer: t.url })).payload as Record<
+    string,
+    unknown
+  >;
 }
 
 describe('x402 upto on the model router', () => {
@@ -119,14 +125,28 @@ describe('x402 upto on the model router', () => {
     });
     const row = t.gw.db
       .prepare('SELECT status, charged_micros, meta FROM calls WHERE id = ?')
-      .get(res.headers.get('x-tollgate-transaction-id')) as { status: string; charged_micros: number; meta: string };
+      .get(res.headers.get('x-tollgate-transaction-id')) as {
+      status: string;
+      charged_micros: number;
+      meta: string;
+    };
     expect(row).toMatchObject({ status: 'succeeded', charged_micros: 2000 });
-    expect(JSON.parse(row.meta).x402).toMatchObject({ scheme: 'upto', amount: '2000', transaction: settled.transaction });
+    expect(JSON.parse(row.meta).x402).toMatchObject({
+      scheme: 'upto',
+      amount: '2000',
+      transaction: settled.transaction,
+    });
   });
 
   it('[x402:upto-metered] a stream is settled after it ends; the receipt and settlement close the stream', async () => {
     const payer = await fundedPayer();
-    fake.scenario('test/best-a', { text: 'one two three', chunks: 3, promptTokens: 10, completionTokens: 3, cost: 0.0015 });
+    fake.scenario('test/best-a', {
+      text: 'one two three',
+      chunks: 3,
+      promptTokens: 10,
+      completionTokens: 3,
+      cost: 0.0015,
+    });
     let text = '';
     const stream = await openai(payer).chat.completions.create({
       model: 'test/best-a',
@@ -142,9 +162,13 @@ describe('x402 upto on the model router', () => {
     const raw = await rawPaidStream(await fundedPayer());
     const events = raw.split('\n\n').filter(Boolean);
     expect(events.at(-1)).toBe('data: [DONE]');
-    const receipt = events.find((e) => e.startsWith(': tollgate-receipt '))?.slice(': tollgate-receipt '.length);
+    const receipt = events
+      .find((e) => e.startsWith(': tollgate-receipt '))
+      ?.slice(': tollgate-receipt '.length);
     const settlement = events.find((e) => e.startsWith(': x402-payment-response '));
-    expect(decodePaymentResponseHeader(settlement?.slice(': x402-payment-response '.length) ?? '')).toMatchObject({
+    expect(
+      decodePaymentResponseHeader(settlement?.slice(': x402-payment-response '.length) ?? ''),
+    ).toMatchObject({
       success: true,
       amount: '1500',
     });
@@ -175,10 +199,16 @@ describe('x402 upto on the model router', () => {
     expect(paid.status).toBe(200);
     const again = await t.post(CHAT, body, { headers: { 'payment-signature': header } });
     expect(again.status).toBe(402);
-    expect(decodePaymentRequiredHeader(String(again.headers['payment-required'])).error).toBe('payment_already_used');
+    expect(decodePaymentRequiredHeader(String(again.headers['payment-required'])).error).toBe(
+      'payment_already_used',
+    );
     expect(await chain.transfersFrom(payer.address)).toBe(1);
     // Another request (a different worst case) cannot reuse the signature either.
-    const other = await t.post(CHAT, { ...body, max_tokens: 500 }, { headers: { 'payment-signature': header } });
+    const other = await t.post(
+      CHAT,
+      { ...body, max_tokens: 500 },
+      { headers: { 'payment-signature': header } },
+    );
     expect(other.status).toBe(402);
     expect(await chain.transfersFrom(payer.address)).toBe(1);
   });
@@ -200,7 +230,9 @@ describe('x402 upto: the limits', () => {
     const { authorized, header } = await payFor(payer, body);
     const r = await t.post(CHAT, body, { headers: { 'payment-signature': header } });
     expect(r.status).toBe(200);
-    expect(decodePaymentResponseHeader(String(r.headers['payment-response'])).amount).toBe(String(authorized));
+    expect(decodePaymentResponseHeader(String(r.headers['payment-response'])).amount).toBe(
+      String(authorized),
+    );
     expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - authorized);
   });
 
@@ -228,7 +260,13 @@ describe('x402 upto: the limits', () => {
 
 /** A paid stream read as raw SSE (undici), paid with a payload the official client made for its challenge. */
 async function rawPaidStream(payer: PrivateKeyAccount): Promise<string> {
-  fake.scenario('test/best-a', { text: 'raw', chunks: 1, promptTokens: 10, completionTokens: 1, cost: 0.0015 });
+  fake.scenario('test/best-a', {
+    text: 'raw',
+    chunks: 1,
+    promptTokens: 10,
+    completionTokens: 1,
+    cost: 0.0015,
+  });
   const body = { model: 'test/best-a', messages: hi, max_tokens: 1000, stream: true };
   const unpaid = await t.post(CHAT, body);
   const challenge = decodePaymentRequiredHeader(String(unpaid.headers['payment-required']));

@@ -9,7 +9,7 @@ import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../ex
 import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
-import { type DecodedPayment, decodePayment } from './codec.js';
+import { decodePayment } from './codec.js';
 import { discoveryFor, paymentIdOf } from './discovery.js';
 import {
   type CallResult,
@@ -22,6 +22,7 @@ import {
   X402Gate,
 } from './gate.js';
 import { checkPayment, checkWindow, paymentKey, type Refusal } from './local-check.js';
+import { earlierPaymentNamed } from './payment-id.js';
 import type { PaymentRow } from './payment-store.js';
 import { challengeFor, offerFor, priceDescription } from './requirements.js';
 
@@ -186,44 +187,6 @@ interface Presentation {
   input: unknown;
   fp: string;
   opts: ExecuteOptions;
-}
-
-type EarlierPayment =
-  | { kind: 'none' }
-  | { kind: 'row'; row: PaymentRow }
-  | { kind: 'refused'; refusal: Refusal };
-
-/**
- * payment-identifier: a payer that retries with the id of an earlier payment gets that payment's call (its
- * result, or its settlement resumed), and the new signed payment is never used. An earlier payment that
- * collected nothing (released, or its settlement failed) leaves the id free for this one. Before a stored
- * result is handed over, the payer must be proven: by the local signature check (65-byte EOA signatures), or
- * else by the facilitator's verify.
- */
-async function earlierPaymentNamed(
-  x402: X402Deps,
-  quote: Quote,
-  payment: DecodedPayment,
-  payer: string,
-  id: string,
-  key: string,
-): Promise<EarlierPayment> {
-  const row = await x402.payments.byPaymentId(payer, id);
-  if (!row || row.key === key || row.status === 'released' || row.status === 'failed')
-    return { kind: 'none' };
-  if (payment.signature.length !== 132) {
-    const v = await x402.facilitator.verify(payment.wire, quote.offer.requirements);
-    if (v.kind !== 'valid') {
-      return {
-        kind: 'refused',
-        refusal: {
-          reason: v.kind === 'invalid' ? v.reason : 'unexpected_verify_error',
-          message: 'the payment could not be verified, so the earlier call it names is not disclosed',
-        },
-      };
-    }
-  }
-  return { kind: 'row', row };
 }
 
 /** A payment we have seen before (by its nonce, or by its payment-identifier id): replay, resume or refuse. */

@@ -1,19 +1,40 @@
-import type { PaymentRequired, SettleResponse } from '@x402/core/types';
-import { getAddress } from 'viem';
+import type { SettleResponse } from '@x402/core/types';
 import type { Logger } from 'pino';
+import { getAddress } from 'viem';
 import type { AccountPrincipal } from '../../../auth/principal.js';
 import { GatewayError } from '../../errors.js';
-import type { LedgerRecords } from '../../ledger/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { formatUsd } from '../../lib/money.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
-import type { X402Deps } from './call.js';
 import { causeForLog } from './facilitator.js';
 import { settlementUnknown } from './gate.js';
-import type { Refusal } from './local-check.js';
-import type { PaymentRow } from './payment-store.js';
-import { checkUpto, checkUptoWindow, decodeUpto, type UptoOffer, type UptoPayment, uptoKey, uptoOffer } from './upto.js';
+import { presentedAgain } from './metered-again.js';
+import {
+  challengeOf,
+  METERED_ACTION,
+  type MeteredAnswer,
+  type MeteredRequest,
+  type MeteredX402,
+  refused,
+  settledMeta,
+} from './metered-answers.js';
+import {
+  checkUpto,
+  checkUptoWindow,
+  decodeUpto,
+  type UptoOffer,
+  type UptoPayment,
+  uptoKey,
+  uptoOffer,
+} from './upto.js';
+
+export {
+  METERED_ACTION,
+  type MeteredAnswer,
+  type MeteredRequest,
+  type MeteredX402,
+} from './metered-answers.js';
 
 // x402 for the model router (src/llm/chat.ts): a per-token call paid with the `upto` scheme. The payer
 // authorizes the call's worst case (the amount its ledger hold reserves); the actual cost is settled after the
@@ -27,70 +48,16 @@ import { checkUpto, checkUptoWindow, decodeUpto, type UptoOffer, type UptoPaymen
 // again it is refused (a metered answer is not replayed), or, when its settlement's outcome was unknown, the
 // settlement resumes (and a stored non-streamed answer is delivered).
 
-export const METERED_ACTION = 'llm/chat.completions';
-
-export interface MeteredX402 {
-  x402: X402Deps;
-  /** Accounts of payers (no money methods). */
-  ledger: LedgerRecords;
-  publicUrl: () => string;
-}
-
-export interface MeteredRequest {
-  /** The PAYMENT-SIGNATURE header value, if any. */
-  payment: unknown;
-  /** The call's worst case, micro-USD: what is authorized and held. */
-  maxMicros: number;
-  /** The whole call's bound (all attempts): a payment must stay valid that long plus the settlement. */
-  timeoutMs: number;
-  /** Identifies the request body, so a payment pays only the call it was made for. */
-  fingerprint: string;
-}
-
-/** What the door sends when the call does not run (or ran before): the error and the x402 headers. */
-export interface MeteredAnswer {
-  error: GatewayError;
-  paymentRequired?: PaymentRequired;
-  paymentResponse?: SettleResponse;
-  /** A stored non-streamed answer delivered once its settlement resumed and succeeded. */
-  delivered?: { body: Record<string, unknown>; headers: Record<string, string> };
-}
-
 export type MeteredStart =
   | { kind: 'pay'; payment: MeteredPayment; principal: Extract<AccountPrincipal, { kind: 'x402' }> }
   | { kind: 'answer'; answer: MeteredAnswer };
-
-function challengeOf(m: MeteredX402, offer: UptoOffer, error: string): PaymentRequired {
-  return {
-    x402Version: 2,
-    error,
-    resource: {
-      url: `${m.publicUrl()}/api/llm/v1/chat/completions`,
-      description:
-        `Model router call: at most ${formatUsd(offer.maxMicros)} USDC authorized (prompt size and max_tokens at ` +
-        "the model's prices); only the actual cost is settled, nothing if the call fails.",
-      mimeType: 'application/json',
-    },
-    accepts: [offer.requirements],
-  };
-}
-
-function refused(m: MeteredX402, offer: UptoOffer, r: Refusal, receipt?: SettleResponse): MeteredAnswer {
-  const error = new GatewayError(
-    'payment_required',
-    `The x402 payment was refused (${r.reason}): ${r.message}. Nothing was charged. Sign the challenge of the ` +
-      'PAYMENT-REQUIRED header and retry, or send an API key as "Authorization: Bearer tg_sk_…".',
-    { details: { reason: r.reason } },
-  );
-  return { error, paymentRequired: challengeOf(m, offer, r.reason), ...(receipt ? { paymentResponse: receipt } : {}) };
-}
 
 /** No `upto` on this facilitator: a plain 402 that names what works (spec: metered x402 needs `upto`). */
 function uptoUnavailable(m: MeteredX402): MeteredAnswer {
   return {
     error: new GatewayError(
       'payment_required',
-      "The model router's price is per token, known only after the call, so x402 needs the \"upto\" scheme, " +
+      'The model router\'s price is per token, known only after the call, so x402 needs the "upto" scheme, ' +
         `which this gateway's x402 facilitator does not offer on ${m.x402.config.network}. Send an API key as ` +
         '"Authorization: Bearer tg_sk_…" (the catalog actions under /api/run do take x402 "exact" payments).',
       { details: { accepts: [{ method: 'api_key', header: 'Authorization: Bearer tg_sk_…' }] } },
@@ -120,7 +87,10 @@ export async function startMetered(
   }
   const decoded = decodeUpto(req.payment);
   if (!decoded.ok) {
-    return { kind: 'answer', answer: refused(m, offer, { reason: 'invalid_payload', message: decoded.message }) };
+    return {
+      kind: 'answer',
+      answer: refused(m, offer, { reason: 'invalid_payload', message: decoded.message }),
+    };
   }
   const p = decoded.payment;
   const bad = await checkUpto(p, offer.requirements, config.chainId);
@@ -177,7 +147,10 @@ export class MeteredPayment {
   async authorize(): Promise<{ micros: number; memo: string }> {
     const v = await this.m.x402.facilitator.verify(this.p.wire as never, this.offer.requirements);
     if (v.kind === 'invalid') {
-      const r = refused(this.m, this.offer, { reason: v.reason, message: v.message ?? 'the facilitator refused it' });
+      const r = refused(this.m, this.offer, {
+        reason: v.reason,
+        message: v.message ?? 'the facilitator refused it',
+      });
       throw new MeteredRefusal(r);
     }
     if (v.kind === 'unavailable') {
@@ -202,15 +175,23 @@ export class MeteredPayment {
    * non-streamed answer is kept with it, so an unknown outcome resumed later can still deliver it.
    */
   async collect(micros: number, answer?: MeteredAnswer['delivered']): Promise<Collected> {
-    if (micros <= 0 || micros > this.offer.maxMicros) throw new Error(`upto settlement of ${micros} out of range`);
+    if (micros <= 0 || micros > this.offer.maxMicros)
+      throw new Error(`upto settlement of ${micros} out of range`);
     const { payments, facilitator } = this.m.x402;
     this.state = 'settling';
     await payments.transition(this.key, 'reserved', 'settling', { envelope: { micros, answer } });
-    const s = await facilitator.settle(this.p.wire as never, { ...this.offer.requirements, amount: String(micros) });
+    const s = await facilitator.settle(this.p.wire as never, {
+      ...this.offer.requirements,
+      amount: String(micros),
+    });
     this.state = 'done';
     if (s.kind === 'settled') {
       await payments.transition(this.key, 'settling', 'settled', { receipt: s.receipt });
-      return { kind: 'settled', receipt: s.receipt, meta: settledMeta(this.p, this.offer, s.receipt, micros) };
+      return {
+        kind: 'settled',
+        receipt: s.receipt,
+        meta: settledMeta(this.p, this.offer, s.receipt, micros),
+      };
     }
     if (s.kind === 'failed') {
       await payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
@@ -218,7 +199,12 @@ export class MeteredPayment {
       this.log.error({ key: this.key, reason }, 'x402 upto settlement failed after the model answered');
       return {
         kind: 'not_settled',
-        answer: refused(this.m, this.offer, { reason, message: 'the payment could not be settled' }, s.receipt),
+        answer: refused(
+          this.m,
+          this.offer,
+          { reason, message: 'the payment could not be settled' },
+          s.receipt,
+        ),
       };
     }
     this.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 upto settlement outcome unknown');
@@ -240,82 +226,3 @@ export class MeteredRefusal extends GatewayError {
     super(answer.error.code, answer.error.message, { details: answer.error.details });
   }
 }
-
-function settledMeta(p: UptoPayment, offer: UptoOffer, receipt: SettleResponse, micros: number) {
-  return {
-    x402: {
-      scheme: 'upto',
-      payer: getAddress(p.payload.permit2Authorization.from),
-      network: offer.requirements.network,
-      asset: offer.requirements.asset,
-      amount: String(micros),
-      authorized: offer.requirements.amount,
-      transaction: receipt.transaction,
-      nonce: p.payload.permit2Authorization.nonce,
-    },
-  };
-}
-
-const USED: Refusal = {
-  reason: 'payment_already_used',
-  message: 'this signed payment already paid for a model call; sign a new one',
-};
-
-/** A payment seen before: a metered answer is not replayed; an unknown settlement resumes. */
-async function presentedAgain(
-  deps: { log: Logger; money: Lifecycle },
-  m: MeteredX402,
-  offer: UptoOffer,
-  row: PaymentRow,
-  fingerprint: string,
-): Promise<MeteredAnswer> {
-  if (row.fingerprint !== fingerprint || row.status === 'settled') return refused(m, offer, USED, row.receipt);
-  if (row.status === 'failed') {
-    const reason = row.receipt?.errorReason ?? 'settlement_failed';
-    return refused(m, offer, { reason, message: 'this payment could not be settled; sign a new one' }, row.receipt);
-  }
-  if (row.status !== 'unknown') {
-    return {
-      error: new GatewayError(
-        'idempotency_in_flight',
-        'This payment is paying for a model call that is still running; nothing more can be done with it now.',
-        { retryAfterSeconds: 1 },
-      ),
-    };
-  }
-  const stored = row.envelope as { micros: number; answer?: MeteredAnswer['delivered'] };
-  const requirements = { ...row.requirements, amount: String(stored.micros) };
-  if (!(await m.x402.payments.transition(row.key, 'unknown', 'settling'))) {
-    return { error: new GatewayError('idempotency_in_flight', 'This payment is being settled; retry shortly.', { retryAfterSeconds: 1 }) };
-  }
-  const s = await m.x402.facilitator.settle(row.payload, requirements);
-  if (s.kind === 'unknown') {
-    await m.x402.payments.transition(row.key, 'settling', 'unknown');
-    return { error: settlementUnknown(s.receipt?.transaction || undefined) };
-  }
-  await m.x402.payments.transition(row.key, 'settling', s.kind === 'settled' ? 'settled' : 'failed', {
-    receipt: s.receipt,
-  });
-  if (s.kind === 'failed') {
-    return refused(m, offer, { reason: s.receipt.errorReason ?? 'settlement_failed', message: 'not settled' }, s.receipt);
-  }
-  // The money moved after the call's hold was voided: it is recorded now as a call of its own.
-  const decoded = decodeUpto(Buffer.from(JSON.stringify(row.payload)).toString('base64'));
-  const txn = await deps.money.recordSettledCall({
-    principal: { kind: 'x402', accountId: x402AccountId(row.payer), payer: row.payer },
-    action: METERED_ACTION,
-    micros: stored.micros,
-    memo: `x402 upto payment by ${row.payer} (settlement confirmed late)`,
-    meta: decoded.ok ? settledMeta(decoded.payment, { ...offer, requirements }, s.receipt, stored.micros) : {},
-  });
-  if (stored.answer) {
-    return {
-      error: USED_ERROR,
-      paymentResponse: s.receipt,
-      delivered: { body: stored.answer.body, headers: { ...stored.answer.headers, 'x-tollgate-transaction-id': txn } },
-    };
-  }
-  return refused(m, offer, { ...USED, message: 'its streamed answer was delivered; its settlement is now confirmed' }, s.receipt);
-}
-
-const USED_ERROR = new GatewayError('payment_required', 'This payment already paid for a model call.');

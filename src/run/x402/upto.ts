@@ -4,7 +4,7 @@ import { getAddress, recoverTypedDataAddress } from 'viem';
 import { z } from 'zod';
 import type { X402Config } from '../../config.js';
 import { MAX_PAYMENT_BYTES } from './codec.js';
-import { refuse, type Refusal } from './local-check.js';
+import { type Refusal, refuse } from './local-check.js';
 import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js';
 
 // The x402 `upto` scheme on EVM (specs/schemes/upto/scheme_upto_evm.md, @x402/evm/upto): the payer signs a
@@ -70,7 +70,9 @@ const uptoSchema = z.object({
 export type UptoPayment = z.output<typeof uptoSchema> & { wire: Record<string, unknown> };
 
 /** Decodes an `upto` payment from the PAYMENT-SIGNATURE header value (base64 JSON). */
-export function decodeUpto(raw: unknown): { ok: true; payment: UptoPayment } | { ok: false; message: string } {
+export function decodeUpto(
+  raw: unknown,
+): { ok: true; payment: UptoPayment } | { ok: false; message: string } {
   if (typeof raw !== 'string' || raw.length > MAX_PAYMENT_BYTES * 2 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
     return { ok: false, message: 'the payment is not base64-encoded JSON' };
   }
@@ -141,8 +143,10 @@ export async function checkUpto(
 ): Promise<Refusal | undefined> {
   const a = p.payload.permit2Authorization;
   if (p.x402Version !== 2) return refuse('invalid_x402_version', 'this gateway speaks x402 version 2');
-  if (p.accepted.scheme !== 'upto') return refuse('unsupported_scheme', 'the model router takes the "upto" scheme');
-  if (p.accepted.network !== req.network) return refuse('invalid_network', `payments are accepted on ${req.network}`);
+  if (p.accepted.scheme !== 'upto')
+    return refuse('unsupported_scheme', 'the model router takes the "upto" scheme');
+  if (p.accepted.network !== req.network)
+    return refuse('invalid_network', `payments are accepted on ${req.network}`);
   if (!same(a.permitted.token, req.asset) || !same(p.accepted.asset, req.asset)) {
     return refuse('permit2_token_mismatch', `the asset must be ${req.asset}`);
   }
@@ -161,7 +165,8 @@ export async function checkUpto(
       'the accepted requirements differ from the challenge (prices or the request changed); pay the new challenge',
     );
   }
-  if (!same(a.spender, UPTO_PROXY)) return refuse('invalid_permit2_spender', `the spender must be ${UPTO_PROXY}`);
+  if (!same(a.spender, UPTO_PROXY))
+    return refuse('invalid_permit2_spender', `the spender must be ${UPTO_PROXY}`);
   if (!same(a.witness.facilitator, String(req.extra.facilitatorAddress))) {
     return refuse('upto_facilitator_mismatch', 'the witness must name the facilitator of the challenge');
   }
@@ -188,7 +193,8 @@ export async function checkUpto(
     } catch {
       return refuse('invalid_permit2_signature', 'the signature is malformed');
     }
-    if (!same(signer, a.from)) return refuse('invalid_permit2_signature', 'the signature was not made by `from`');
+    if (!same(signer, a.from))
+      return refuse('invalid_permit2_signature', 'the signature was not made by `from`');
   }
   return undefined;
 }
@@ -197,7 +203,8 @@ export async function checkUpto(
 export function checkUptoWindow(p: UptoPayment, offer: UptoOffer, nowMs: number): Refusal | undefined {
   const now = BigInt(Math.floor(nowMs / 1000));
   const a = p.payload.permit2Authorization;
-  if (BigInt(a.witness.validAfter) > now) return refuse('permit2_not_yet_valid', 'the payment is not valid yet');
+  if (BigInt(a.witness.validAfter) > now)
+    return refuse('permit2_not_yet_valid', 'the payment is not valid yet');
   if (BigInt(a.deadline) < now + BigInt(offer.minValiditySeconds)) {
     return refuse(
       'permit2_deadline_expired',
