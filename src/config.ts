@@ -34,6 +34,16 @@ export const envSchema = z.object({
   TOLLGATE_HOST: z.string().min(1).default('127.0.0.1'),
   TOLLGATE_DATA_DIR: z.string().min(1).default('./data'),
   TOLLGATE_PUBLIC_URL: url.optional(),
+  /** The MCP server's registry name (server card, `tollgate server-json`). Default: the public URL's host reversed. */
+  TOLLGATE_MCP_SERVER_NAME: z
+    .string()
+    .min(3)
+    .max(200)
+    .regex(
+      /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/,
+      'a reverse-DNS namespace, one slash and a name: com.example/tollgate',
+    )
+    .optional(),
   TOLLGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Maximum JSON request body, bytes. */
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Express } from 'express';
@@ -14,6 +14,7 @@ import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
 import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
+import { createHttpServer } from './http/server.js';
 import { openLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -37,6 +38,7 @@ import { loadSigningSecret } from './storage/signing.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
 import { createDispatcher } from './upstreams/http.js';
+import { createMetadataFetcher } from './upstreams/metadata-fetch.js';
 import { createRealEstateApiClient } from './upstreams/realestateapi.js';
 import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
@@ -53,6 +55,8 @@ export interface GatewayOptions {
   handlers?: Partial<Handlers>;
   /** Skip the start-up recovery of orphaned holds (tests that inspect them). */
   skipRecovery?: boolean;
+  /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
+  metadataFetchCa?: string;
 }
 
 export interface Gateway {
@@ -76,7 +80,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
-  const { ledger, db } = openLedger(config.dataDir, { clock, idempotencyTtlMs: config.idempotencyTtlMs });
+  const { ledger, db } = openLedger(config.dataDir, {
+    clock,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    writerThread: true,
+  });
   const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
@@ -168,6 +176,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const auth = createAuthenticator(ledger);
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
   const oauth = await createAuthorizationServer({
     db,
     ledger,
@@ -180,6 +189,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       const welcome = config.oauth.welcomeCreditMicros;
       if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
     },
+    fetchClientMetadata: clientMetadata.get,
   });
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
 
@@ -228,12 +238,20 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
     x402,
+    serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
+  });
+  const shim = runRoutes({
+    run,
+    auth,
+    log,
+    maxBodyBytes: config.maxBodyBytes,
+    publicUrl: config.publicUrl,
+    x402,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
     oauth.mount,
-    (app) =>
-      app.use(runRoutes({ run, auth, maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl, x402 })),
+    (app) => app.use(shim.router),
     mcp.mount,
     (app) => app.use(fileRoutes(files)),
     (app) => app.use(receiptRoutes(receipts)),
@@ -276,7 +294,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     x402,
     listen() {
       return new Promise((resolve, reject) => {
-        server = createServer(app);
+        server = createHttpServer(app, [shim.hot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
@@ -305,6 +323,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await stopped;
       await mcp.close();
       oauth.close();
+      await clientMetadata.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();

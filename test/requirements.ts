@@ -45,6 +45,16 @@ export const REQUIREMENTS = {
     'Dynamic client registration (RFC 7591) for public native clients, without registration tokens.',
   'oauth:cimd-advertised':
     'Client ID metadata documents are supported; an unfetchable client id URL is refused.',
+  'oauth:cimd':
+    'A host identifying itself by a client ID metadata document (https client_id) connects without registering; the document gives the redirect URIs and the name shown with its host; public clients only.',
+  'oauth:cimd-refusals':
+    'A document is refused (error page, never a redirect) when its client_id differs from its URL, it is unreachable, not a 200, redirected, over 5 KiB, not a JSON object, or not a public client; a redirect URI it does not list is refused.',
+  'oauth:cimd-ssrf':
+    'Documents are fetched over https only, through the SSRF guard (TOLLGATE_FETCH_ALLOW), verified TLS, within 5 KiB and 2.5 s, and within the per-IP registration budget.',
+  'oauth:cimd-cache':
+    'A fetched document is reused for the freshness its cache headers give (30 s to 24 h); a failure is never remembered.',
+  'oauth:dcr-application-type':
+    'Dynamic registration still serves hosts without documents and accepts application_type native or web (SEP-837) with the redirect URI rules of each.',
   'oauth:redirect-uri-exact':
     'Redirect URIs match exactly (loopback ports included); a mismatch is never redirected to.',
   'oauth:redirect-uri-https': 'Registered redirect URIs are https, or plain http only on a loopback address.',
@@ -137,6 +147,10 @@ export const REQUIREMENTS = {
     'Start + poll tools use server-minted handles bound to the account; another account’s handle is not found.',
   'mcp:resources':
     'Resources tollgate://catalog (price list) and tollgate://account (caller’s balance, recent calls).',
+  'mcp:server-card':
+    'The MCP server card (SEP-2127, experimental) is served at /mcp/server-card and /.well-known/mcp/server-card.json: identity, remotes and protocol versions consistent with the live server, CORS, cache headers and ETag.',
+  'mcp:registry-server-json':
+    "server.json in the MCP registry's format (schema 2025-12-11) is generated from the catalog and config; the committed copy is current.",
   // files (spec §2.3, §4.4, §8)
   'files:upload-put-get':
     'files/upload returns file_id, put_url, get_url; PUT of exactly size_bytes then GET returns the bytes.',

@@ -2,6 +2,7 @@ import express, { type Request, type Response, Router } from 'express';
 import type { Interaction } from 'oidc-provider';
 import { formatUsd } from '../../src/lib/money.js';
 import { verifyApiKey } from '../api-keys.js';
+import { cimdHost } from './cimd.js';
 import { type InteractionDeps, SIGN_IN } from './context.js';
 import { startFederated } from './federated-routes.js';
 import { clientIp } from './guard.js';
@@ -60,9 +61,13 @@ export function interactionRoutes(d: InteractionDeps): Router {
     return true;
   }
 
-  async function clientName(details: Details): Promise<string> {
+  /** The client's name, and for a metadata-document client the host its document came from. */
+  async function clientOf(details: Details): Promise<{ clientName: string; clientHost: string | undefined }> {
     const client = await d.provider().Client.find(String(details.params.client_id));
-    return client?.clientName ?? String(details.params.client_id);
+    return {
+      clientName: client?.clientName ?? String(details.params.client_id),
+      clientHost: cimdHost(client),
+    };
   }
 
   async function renderLogin(req: Request, res: Response, details: Details, status = 200, error?: string) {
@@ -73,7 +78,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       federatedName: d.federated?.name,
       abortAction: url(uid, '/abort'),
       csrf: d.csrf.issue(req, res, uid),
-      clientName: await clientName(details),
+      ...(await clientOf(details)),
       error,
     });
     sendPage(res, status, p.title, p.body);
@@ -91,7 +96,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       action: url(uid, '/consent'),
       abortAction: url(uid, '/abort'),
       csrf: d.csrf.issue(req, res, uid),
-      clientName: await clientName(details),
+      ...(await clientOf(details)),
       clientId,
       redirectOrigin: originOf(String(details.params.redirect_uri)),
       accountId,

@@ -87,6 +87,8 @@ export interface LoginView {
   abortAction: string;
   csrf: string;
   clientName: string;
+  /** Set for a client identified by a metadata document: the host it was fetched from (checked, unlike the name). */
+  clientHost?: string | undefined;
   error?: string;
 }
 
@@ -103,7 +105,7 @@ export function loginPage(v: LoginView): { title: string; body: string } {
   return {
     title: 'Sign in',
     body: `<h1>Sign in to connect ${client}</h1>
-<p>${client} wants to use your tollgate account. Sign in first; next you choose what it may do and spend.</p>
+<p>${client}${fromHost(v.clientHost)} wants to use your tollgate account. Sign in first; next you choose what it may do and spend.</p>
 ${alert(v.error)}
 <form method="post" action="${escapeHtml(v.action)}">${csrfField(v.csrf)}
 <label for="api_key">API key</label>
@@ -123,6 +125,7 @@ export interface ConsentView {
   abortAction: string;
   csrf: string;
   clientName: string;
+  clientHost?: string | undefined;
   clientId: string;
   redirectOrigin: string;
   accountId: string;
@@ -154,6 +157,7 @@ export function consentPage(v: ConsentView): { title: string; body: string } {
 ${alert(v.error)}
 <dl>
 <dt>Application</dt><dd>${client} <span class="hint">(client id <code>${escapeHtml(v.clientId)}</code>)</span></dd>
+${v.clientHost ? `<dt>Published by</dt><dd><strong>${escapeHtml(v.clientHost)}</strong> <span class="hint">(the site that describes this application; its name is its own claim)</span></dd>` : ''}
 <dt>Returns you to</dt><dd><code>${escapeHtml(v.redirectOrigin)}</code></dd>
 <dt>Your account</dt><dd><code>${escapeHtml(v.accountId)}</code>, ${escapeHtml(v.available)} available</dd>
 </dl>
@@ -177,6 +181,11 @@ ${choices}
 <div class="row"><button type="submit" class="secondary">Deny</button></div>
 </form>`,
   };
+}
+
+/** " (from example.com)" after a metadata-document client's name: the name is self-asserted, the host is not. */
+function fromHost(host: string | undefined): string {
+  return host ? ` (from <strong>${escapeHtml(host)}</strong>)` : '';
 }
 
 export function messagePage(heading: string, message: string): { title: string; body: string } {

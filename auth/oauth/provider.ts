@@ -1,6 +1,7 @@
 import type { Configuration, KoaContextWithOIDC, default as Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { LedgerRecords } from '../../src/ledger/types.js';
+import { type CimdPolicy, cimdConfiguration, publicUnlessStated } from './cimd.js';
 import type { OAuthSecrets } from './keys.js';
 import { errorHtml, PAGE_HEADERS } from './pages.js';
 import { MCP_SCOPE, OAUTH_SCOPES } from './scopes.js';
@@ -47,14 +48,20 @@ export interface ProviderOptions {
   log: Logger;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Client ID metadata documents: the guarded fetcher and the fetch budget (auth/oauth/cimd.ts). */
+  cimd: CimdPolicy;
 }
 
 export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
   const { errors } = lib;
   const cookie = { httpOnly: true, sameSite: 'lax' as const, secure: o.secure };
+  const cimd = cimdConfiguration(o.cimd);
   const configuration: Configuration = {
     adapter: (name: string) => o.store.adapter(name),
     clients: [],
+    // Every document the library fetches (client metadata, a client's key set) goes through our SSRF guard.
+    fetch: cimd.fetch,
+    fetchResponseBodyLimits: cimd.fetchResponseBodyLimits,
     async findAccount(_ctx, id) {
       const account = await o.ledger.getAccount(id);
       if (account?.kind !== 'customer') return undefined;
@@ -67,7 +74,10 @@ export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
     allowOmittingSingleRegisteredRedirectUri: false,
     extraClientMetadata: {
       properties: ['redirect_uris'],
-      validator: (_ctx, key, value) => checkRedirectUris(lib, key, value),
+      validator: (_ctx, key, value, metadata) => {
+        checkRedirectUris(lib, key, value);
+        if (key === 'redirect_uris') publicUnlessStated(metadata as Record<string, unknown>);
+      },
     },
     // Browser-based public clients may call the token and revocation endpoints from their redirect URI's origin.
     clientBasedCORS: (_ctx, origin, client) =>
@@ -84,8 +94,8 @@ export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
       introspection: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
-      // Experimental in the library (draft-02); its fetch refuses special-use addresses (SSRF) by itself.
-      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      // An https client id is fetched as its own registration (auth/oauth/cimd.ts).
+      clientIdMetadataDocument: cimd.feature,
       resourceIndicators: {
         enabled: true,
         defaultResource: () => o.resource,

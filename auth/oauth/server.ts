@@ -6,6 +6,7 @@ import type { OAuthConfig } from '../../src/config.js';
 import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
+import type { MetadataGet } from './cimd.js';
 import type { InteractionDeps } from './context.js';
 import { FEDERATED_CALLBACK_PATH, FederatedLogin } from './federated.js';
 import { federatedCallback } from './federated-routes.js';
@@ -34,6 +35,8 @@ export interface AuthorizationServerDeps {
   config: OAuthConfig;
   /** Runs once for each account an upstream sign-in creates. */
   onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
+  /** The SSRF-guarded fetch of client ID metadata documents (src/upstreams/metadata-fetch.ts). */
+  fetchClientMetadata: MetadataGet;
 }
 
 export interface AuthorizationServer {
@@ -78,6 +81,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const issuer = () => deps.publicUrl();
   const secure = () => issuer().startsWith('https:');
   const basePath = () => new URL(issuer()).pathname.replace(/\/+$/, '');
+  // One budget per client IP for sign-in attempts, registrations and metadata document fetches.
+  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
 
   // Built lazily, and again only if the public URL changes (it is fixed in production; tests learn it late).
   let built: { key: string; provider: Provider; handle: (req: Request, res: Response) => void } | undefined;
@@ -95,6 +100,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         log,
         accessTokenTtlSeconds: deps.config.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: deps.config.refreshTokenTtlSeconds,
+        cimd: { get: deps.fetchClientMetadata, limiter, behindProxy: secure, log },
       });
       const callback = provider.callback();
       built = { key, provider, handle: (req, res) => void callback(req, res) };
@@ -103,7 +109,6 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   };
   const provider = () => current().provider;
 
-  const limiter = new AttemptLimiter(deps.config.signInAttemptsPerMinute);
   const upstream = deps.config.upstream;
   const federated = upstream
     ? new FederatedLogin({

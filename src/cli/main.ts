@@ -14,6 +14,7 @@ import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { createOut, type Out, UsageError } from './output.js';
+import { serverJson } from './server-json.js';
 
 const USAGE = `tollgate — pay-per-call gateway for AI agents
 
@@ -33,6 +34,8 @@ Usage: tollgate <command> [options] [--json]
                                           (client ids may start with "-": put them after --)
   catalog                                 the price list
   receipt-key                             a new receipt signing key (for TOLLGATE_RECEIPT_SIGNING_KEY)
+  server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
+                                          the one the repository ships, its host left as a variable
 
 Every command accepts --json and then prints one JSON object on stdout.
 Configuration comes from TOLLGATE_* environment variables (see .env.example).`;
@@ -70,6 +73,10 @@ export async function main(argv: string[]): Promise<number> {
     // A secret: printed once for the operator to store, never logged.
     const jwk = generateReceiptKey();
     out.result({ receipt_signing_key: jwk }, jwk);
+    return 0;
+  }
+  if (command === 'server-json') {
+    process.stdout.write(serverJson(config, values.template === true));
     return 0;
   }
 
@@ -110,6 +117,7 @@ function parse(argv: string[]) {
       name: { type: 'string' },
       'credit-usd': { type: 'string' },
       limit: { type: 'string' },
+      template: { type: 'boolean' },
     },
   });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
@@ -14,15 +15,35 @@ declare global {
 }
 
 /**
- * Gives every request an id (the caller's `x-request-id` when it is sane, else a new one), echoes it on the
- * response, and writes one structured log line when the response finishes.
+ * Gives a request an id (the caller's `x-request-id` when it is sane, else a new one), echoes it on the
+ * response, and writes one structured log line when the response finishes. Returns the id. Used by the hot
+ * routes directly and by every express route through `requestContext`.
  */
+export function trackRequest(log: Logger, req: IncomingMessage, res: ServerResponse, path: string): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', id);
+  const start = performance.now();
+  res.on('finish', () => {
+    log.info(
+      {
+        req_id: id,
+        method: req.method,
+        path,
+        status: res.statusCode,
+        ms: Math.round((performance.now() - start) * 10) / 10,
+      },
+      'request',
+    );
+  });
+  return id;
+}
+
+/** The express form: `req.id`, and `req.log`, a child logger made only if something logs for the request. */
 export function requestContext(log: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
+    const id = trackRequest(log, req, res, req.path);
     req.id = id;
-    // The child logger is made only if something logs for this request (most requests log one line, below).
     let child: Logger | undefined;
     Object.defineProperty(req, 'log', {
       configurable: true,
@@ -30,20 +51,6 @@ export function requestContext(log: Logger) {
         child ??= log.child({ req_id: id });
         return child;
       },
-    });
-    res.setHeader('x-request-id', id);
-    const start = performance.now();
-    res.on('finish', () => {
-      log.info(
-        {
-          req_id: id,
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          ms: Math.round((performance.now() - start) * 10) / 10,
-        },
-        'request',
-      );
     });
     next();
   };

@@ -1,7 +1,25 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { errorBody, type GatewayError } from '../errors.js';
 
-export function sendError(res: Response, e: GatewayError): void {
+// Responses written on node's own ServerResponse (an express Response is one), so that the hot routes, served
+// without express, and the express routes answer alike.
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): void {
+  const text = JSON.stringify(body);
+  if (headers) for (const k in headers) res.setHeader(k, headers[k] as string);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, e: GatewayError): void {
   if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-  res.status(e.status).json(errorBody(e));
+  sendJson(res, e.status, errorBody(e));
 }

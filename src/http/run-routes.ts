@@ -1,29 +1,53 @@
-import { type Request, type Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Router } from 'express';
+import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
+import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import type { RunDeps } from '../run/execute.js';
 import { RECEIPT_HEADER } from '../run/receipts.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { jsonBody } from './json-body.js';
 import { paymentDocs } from './payment-docs.js';
-import { sendError } from './respond.js';
+import { trackRequest } from './request-context.js';
+import { sendError, sendJson } from './respond.js';
 
 // The HTTP shim: POST /api/run/{service}/{action} runs an action through src/run; GET describes it for free.
-// This door only translates HTTP to `execute` and back.
+// This door only translates HTTP to `execute` and back. The POST is the hot path: served from node:http
+// directly (src/http/server.ts), with the one body reader, no express routing or middleware.
 
 export interface RunRoutesDeps {
   run: RunDeps;
   auth: Authenticator;
+  log: Logger;
   maxBodyBytes: number;
   publicUrl: string;
   /** x402 payments; undefined when not configured (then a 402 names API keys only). */
   x402?: X402Deps | undefined;
 }
 
-export function runRoutes(deps: RunRoutesDeps): Router {
+export interface RunRoutes {
+  /** The free routes (catalog, descriptors, OpenAPI) and the 405s, on express. */
+  router: Router;
+  /**
+   * `POST /api/run/{service}/{action}`, served straight from node:http without express (the hot path: nothing
+   * runs per call that the call does not need). Returns false for any other request.
+   */
+  hot(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+const RUN_PREFIX = '/api/run/';
+
+export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   const r = Router();
+  const bodyOpts: JsonBodyOptions = {
+    maxBytes: deps.maxBodyBytes,
+    limits: DEFAULT_JSON_LIMITS,
+    empty: 'object',
+  };
+
   // The catalog's descriptions with each paid action's payment terms (x402 and the API key).
   const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl);
 
@@ -36,58 +60,8 @@ export function runRoutes(deps: RunRoutesDeps): Router {
 
   r.get('/api/run/:service/:action', (req, res) => {
     const d = docs.descriptor(`${req.params.service}/${req.params.action}`);
-    if (!d) return sendError(res, unknownAction(req));
+    if (!d) return sendError(res, unknownAction(`${req.params.service}/${req.params.action}`));
     res.json(d);
-  });
-
-  r.post('/api/run/:service/:action', jsonBody(deps.maxBodyBytes), async (req: Request, res: Response) => {
-    let principal: Principal;
-    try {
-      principal = await deps.auth.fromAuthorization(req.headers.authorization);
-    } catch (e) {
-      return sendError(res, toGatewayError(e));
-    }
-    // A client that hangs up cancels its call: the upstream is aborted and the hold voided.
-    const cancel = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) cancel.abort();
-    });
-    const key = req.headers['idempotency-key'];
-    const { outcome, paymentRequired, paymentResponse } = await executeCall(deps.run, deps.x402, {
-      actionId: `${req.params.service}/${req.params.action}`,
-      input: req.body,
-      principal,
-      payment: req.headers['payment-signature'],
-      transport: 'http',
-      opts: {
-        idempotencyKey: typeof key === 'string' ? key : undefined,
-        signal: cancel.signal,
-        requestId: req.id,
-      },
-    });
-    if (res.destroyed) return;
-    // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, spec §7), the
-    // settlement receipt in PAYMENT-RESPONSE.
-    if (paymentRequired || paymentResponse) {
-      res.setHeader('Access-Control-Expose-Headers', `PAYMENT-REQUIRED, PAYMENT-RESPONSE, ${RECEIPT_HEADER}`);
-    }
-    if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
-    if (paymentRequired) {
-      res.setHeader('PAYMENT-REQUIRED', encodeChallenge(paymentRequired));
-      res.setHeader('Cache-Control', 'no-store');
-      return res.status(402).json(paymentRequired);
-    }
-    if (!outcome.ok) return sendError(res, outcome.error);
-    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    // The signed receipt of a paid call (src/run/receipts.ts).
-    if (outcome.receipt) res.setHeader(RECEIPT_HEADER, outcome.receipt);
-    const body: Record<string, unknown> = {
-      ok: true,
-      data: outcome.data,
-      charged_cents: outcome.chargedCents,
-    };
-    if (outcome.transactionId) body.transaction_id = outcome.transactionId;
-    res.json(body);
   });
 
   r.all('/api/run/:service/:action', (req, res) => {
@@ -101,12 +75,86 @@ export function runRoutes(deps: RunRoutesDeps): Router {
     );
   });
 
-  return r;
+  async function call(req: IncomingMessage, res: ServerResponse, actionId: string): Promise<void> {
+    const requestId = trackRequest(deps.log, req, res, req.url ?? '');
+    let principal: Principal;
+    let input: unknown;
+    try {
+      principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      input = await readJsonBody(req, bodyOpts);
+    } catch (e) {
+      return sendError(res, toGatewayError(e));
+    }
+    // A client that hangs up cancels its call: the upstream is aborted and the hold voided.
+    const cancel = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
+    const key = req.headers['idempotency-key'];
+    const { outcome, paymentRequired, paymentResponse } = await executeCall(deps.run, deps.x402, {
+      actionId,
+      input,
+      principal,
+      payment: req.headers['payment-signature'],
+      transport: 'http',
+      opts: {
+        idempotencyKey: typeof key === 'string' ? key : undefined,
+        signal: cancel.signal,
+        requestId,
+      },
+    });
+    if (res.destroyed) return;
+    // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
+    // settlement receipt in PAYMENT-RESPONSE.
+    if (paymentRequired || paymentResponse) {
+      res.setHeader('Access-Control-Expose-Headers', `PAYMENT-REQUIRED, PAYMENT-RESPONSE, ${RECEIPT_HEADER}`);
+    }
+    if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
+    if (paymentRequired) {
+      res.setHeader('PAYMENT-REQUIRED', encodeChallenge(paymentRequired));
+      res.setHeader('Cache-Control', 'no-store');
+      return sendJson(res, 402, paymentRequired);
+    }
+    if (!outcome.ok) return sendError(res, outcome.error);
+    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    // The signed receipt of a paid call (src/run/receipts.ts).
+    if (outcome.receipt) res.setHeader(RECEIPT_HEADER, outcome.receipt);
+    const body: Record<string, unknown> = {
+      ok: true,
+      data: outcome.data,
+      charged_cents: outcome.chargedCents,
+    };
+    if (outcome.transactionId) body.transaction_id = outcome.transactionId;
+    sendJson(res, 200, body);
+  }
+
+  function hot(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = req.url;
+    if (req.method !== 'POST' || url === undefined || !url.startsWith(RUN_PREFIX)) return false;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url.slice(RUN_PREFIX.length) : url.slice(RUN_PREFIX.length, q);
+    const slash = path.indexOf('/');
+    if (slash <= 0 || slash === path.length - 1 || path.indexOf('/', slash + 1) >= 0) return false;
+    let actionId: string;
+    try {
+      actionId = `${decodeURIComponent(path.slice(0, slash))}/${decodeURIComponent(path.slice(slash + 1))}`;
+    } catch {
+      trackRequest(deps.log, req, res, url);
+      req.resume();
+      sendError(res, invalidInput([{ path: 'url', message: 'the path has a malformed percent-escape' }]));
+      return true;
+    }
+    call(req, res, actionId).catch((err: unknown) => {
+      deps.log.error({ err }, 'unhandled error');
+      if (!res.headersSent)
+        sendError(res, new GatewayError('internal', 'The gateway hit an internal error.'));
+    });
+    return true;
+  }
+
+  return { router: r, hot };
 }
 
-function unknownAction(req: Request): GatewayError {
-  return new GatewayError(
-    'not_found',
-    `Unknown action "${req.params.service}/${req.params.action}". GET /api/run lists the catalog.`,
-  );
+function unknownAction(actionId: string): GatewayError {
+  return new GatewayError('not_found', `Unknown action "${actionId}". GET /api/run lists the catalog.`);
 }

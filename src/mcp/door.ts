@@ -12,19 +12,16 @@ import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
 import { mcpGuard } from './guard.js';
+import { MCP_PATH, MCP_X402_PATH } from './paths.js';
 import { SERVER_NAME, serverFactory } from './server.js';
+import { serverCardRoutes } from './server-card-routes.js';
 
 // The MCP door: POST /mcp for both protocol eras (2026-07-28 natively, 2025 clients served statelessly per
 // request), behind Host/Origin validation and bearer auth, plus the RFC 9728 protected-resource metadata the
-// 401 challenge points at. Middleware order: guard → bearer → body → SDK handler.
+// 401 challenge points at and the public server card (server-card-routes.ts). Middleware order: guard → bearer →
+// body → SDK handler.
 
-export const MCP_PATH = '/mcp';
-/**
- * Accountless MCP (x402): no credentials; a paid tool answers with an x402 challenge and is paid with
- * `_meta["x402/payment"]`. It cannot share /mcp, where an anonymous request must get the 401 that sends OAuth
- * hosts into sign-in — the same 401 would stop an x402 client at `initialize` (docs/decisions.md).
- */
-export const MCP_X402_PATH = '/mcp/x402';
+export { MCP_PATH, MCP_X402_PATH } from './paths.js';
 
 /**
  * A coarse guard on the whole JSON-RPC body, before the SDK parses it: the tool arguments sit three levels
@@ -51,6 +48,8 @@ export interface McpDoorDeps {
   requiredScopes?: readonly string[];
   /** x402 payments, when configured (the accountless endpoint below takes them). */
   x402?: X402Deps | undefined;
+  /** TOLLGATE_MCP_SERVER_NAME: the server card's name (default: the public URL's host reversed). */
+  serverName?: string | undefined;
 }
 
 export interface McpDoor {
@@ -81,6 +80,14 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const metadataPath = new URL(getOAuthProtectedResourceMetadataUrl(new URL(`http://x${MCP_PATH}`))).pathname;
 
   const mount = (app: Express): void => {
+    app.use(
+      serverCardRoutes({
+        publicUrl: deps.publicUrl,
+        name: deps.serverName,
+        version: deps.version,
+        x402: deps.x402 !== undefined,
+      }),
+    );
     app.get(metadataPath, (_req, res) => {
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Cache-Control', 'public, max-age=300');
