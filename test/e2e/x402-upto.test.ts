@@ -258,6 +258,57 @@ describe('x402 upto: the limits', () => {
   });
 });
 
+describe('x402 upto: a settlement whose outcome is unknown', () => {
+  it('[x402:upto-metered] the answer is withheld (503), and the same payment later delivers it, paid once', async () => {
+    const g = await startGateway({
+      env: {
+        ...llmEnv(fake),
+        ...x402Env(chain, merchant, { TOLLGATE_X402_FACILITATOR_TIMEOUT_SECONDS: '1' }),
+      },
+    });
+    try {
+      const payer = await fundedPayer();
+      fake.scenario('test/best-a', { text: 'late answer', cost: 0.003 });
+      const body = { model: 'test/best-a', messages: hi, max_tokens: 1000 };
+      const unpaid = await g.post(CHAT, body);
+      const challenge = decodePaymentRequiredHeader(String(unpaid.headers['payment-required']));
+      const client = new x402Client().register('eip155:8453', new UptoEvmScheme(payer));
+      const header = encodePayment(await client.createPaymentPayload(challenge));
+      await chain.setAutomine(false);
+      try {
+        const first = await g.post(CHAT, body, { headers: { 'payment-signature': header } });
+        expect(first.status).toBe(503);
+        expect(first.body.error.code).toBe('payment_settlement_unknown');
+        expect(first.text).not.toContain('late answer');
+        await chain.mine();
+      } finally {
+        await chain.setAutomine(true);
+      }
+      const done = await g.post(CHAT, body, { headers: { 'payment-signature': header } });
+      expect(done.status).toBe(200);
+      expect(done.body.choices[0].message.content).toBe('late answer');
+      expect(decodePaymentResponseHeader(String(done.headers['payment-response']))).toMatchObject({
+        success: true,
+        amount: '3000',
+      });
+      const g2Jwks = await (await fetch(`${g.url}/.well-known/tollgate-receipts.json`)).json();
+      const { payload } = await jwtVerify(
+        String(done.headers['tollgate-receipt']),
+        createLocalJWKSet(g2Jwks),
+      );
+      expect(payload).toMatchObject({ jti: done.headers['x-tollgate-transaction-id'], amount_micros: 3000 });
+      expect(fake.requests).toHaveLength(1); // the model ran once
+      expect(await chain.transfersFrom(payer.address)).toBe(1);
+      expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - 3_000n);
+      const again = await g.post(CHAT, body, { headers: { 'payment-signature': header } });
+      expect(again.status).toBe(402);
+      expect(await chain.transfersFrom(payer.address)).toBe(1);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 /** A paid stream read as raw SSE (undici), paid with a payload the official client made for its challenge. */
 async function rawPaidStream(payer: PrivateKeyAccount): Promise<string> {
   fake.scenario('test/best-a', {

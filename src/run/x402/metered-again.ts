@@ -1,7 +1,11 @@
+import type { SettleResponse } from '@x402/core/types';
 import type { Logger } from 'pino';
 import { GatewayError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Lifecycle } from '../lifecycle.js';
+import { RECEIPT_HEADER, type ReceiptSigner, signReceipt } from '../receipts.js';
 import { x402AccountId } from './accounts.js';
+import { encodeReceipt } from './codec.js';
 import { settlementUnknown } from './gate.js';
 import type { Refusal } from './local-check.js';
 import {
@@ -25,7 +29,7 @@ const USED: Refusal = {
 
 /** A payment seen before: a metered answer is not replayed; an unknown settlement resumes. */
 export async function presentedAgain(
-  deps: { log: Logger; money: Lifecycle },
+  deps: { log: Logger; money: Lifecycle; clock: Clock; receipts?: ReceiptSigner | undefined },
   m: MeteredX402,
   offer: UptoOffer,
   row: PaymentRow,
@@ -93,7 +97,7 @@ export async function presentedAgain(
       paymentResponse: s.receipt,
       delivered: {
         body: stored.answer.body,
-        headers: { ...stored.answer.headers, 'x-tollgate-transaction-id': txn },
+        headers: withReceipt(deps, stored.answer.headers, txn, stored.micros, row, s.receipt),
       },
     };
   }
@@ -106,3 +110,36 @@ export async function presentedAgain(
 }
 
 const USED_ERROR = new GatewayError('payment_required', 'This payment already paid for a model call.');
+
+/** The headers of a stored answer delivered late: its new transaction, the settlement and the receipt. */
+function withReceipt(
+  deps: { log: Logger; clock: Clock; receipts?: ReceiptSigner | undefined },
+  headers: Record<string, string>,
+  txn: string,
+  micros: number,
+  row: PaymentRow,
+  settled: SettleResponse,
+): Record<string, string> {
+  const out: Record<string, string> = {
+    ...headers,
+    'x-tollgate-transaction-id': txn,
+    'x-tollgate-charged-micros': String(micros),
+    'PAYMENT-RESPONSE': encodeReceipt(settled),
+  };
+  const receipt = signReceipt(deps, {
+    transactionId: txn,
+    action: METERED_ACTION,
+    chargedMicros: micros,
+    principal: { kind: 'x402', accountId: x402AccountId(row.payer), payer: row.payer },
+    x402: {
+      scheme: 'upto',
+      network: row.requirements.network,
+      asset: row.requirements.asset,
+      payer: row.payer,
+      transaction: settled.transaction,
+      amount: String(micros),
+    },
+  });
+  if (receipt) out[RECEIPT_HEADER] = receipt;
+  return out;
+}

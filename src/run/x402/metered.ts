@@ -6,6 +6,7 @@ import { GatewayError } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { formatUsd } from '../../lib/money.js';
 import type { Lifecycle } from '../lifecycle.js';
+import type { ReceiptSigner } from '../receipts.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
 import { causeForLog } from './facilitator.js';
 import { settlementUnknown } from './gate.js';
@@ -67,7 +68,7 @@ function uptoUnavailable(m: MeteredX402): MeteredAnswer {
 
 /** For an anonymous caller of the model router: the challenge, a refusal, or a payment ready to authorize. */
 export async function startMetered(
-  deps: { clock: Clock; log: Logger; money: Lifecycle },
+  deps: { clock: Clock; log: Logger; money: Lifecycle; receipts?: ReceiptSigner | undefined },
   m: MeteredX402,
   req: MeteredRequest,
 ): Promise<MeteredStart> {
