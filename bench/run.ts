@@ -16,6 +16,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   receipts: () => import('./receipts.js'),
   x402: () => import('./x402.js'),
   web: () => import('./web.js'),
+  agents: () => import('./agents.js'),
 };
 
 const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');

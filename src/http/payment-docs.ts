@@ -1,39 +1,38 @@
 import { actions, findAction } from '../../catalog/index.js';
-import type { X402Config } from '../config.js';
+import type { X402Config } from '../config/index.js';
 import { type PaymentTerms, paymentTerms } from '../run/x402/terms.js';
-import { catalogListing, type Descriptor, descriptorOf, openApiDocument } from './catalog-docs.js';
+import { openApiDocument } from './catalog-docs.js';
 
 // The catalog's free descriptions with each paid action's payment terms added (src/run/x402/terms.ts): the
 // descriptor and the listing get a `payment` object; /openapi.json gets `x-payment-info` per paid operation and
-// the x402 security scheme beside the API key. Built once per gateway (the terms depend on its configuration),
-// on top of the catalog views of ./catalog-docs.ts.
+// the x402 security scheme beside the API key. One per gateway (the terms depend on its configuration), on top
+// of the catalog views of ./catalog-docs.ts, which it leaves as they are.
 
 export interface PaymentDocs {
-  descriptor(id: string): (Descriptor & { payment?: PaymentTerms }) | undefined;
-  listing(): unknown;
+  /** A descriptor (./catalog-docs.ts `descriptorOf`) with its action's payment terms. */
+  descriptor<D extends { id: string }>(d: D): D & { payment?: PaymentTerms };
+  /** A listing (./catalog-docs.ts `catalogListing`, built per availability state) with each entry's terms. */
+  listing(base: unknown): unknown;
   openapi(): unknown;
 }
 
 export function paymentDocs(x402: X402Config | undefined, publicUrl: () => string): PaymentDocs {
   const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(x402, a)]));
-  const described = new Map<string, Descriptor & { payment?: PaymentTerms }>();
-  let listing: unknown;
+  // The catalog's listings are memoized per availability state: the terms are added once per listing object.
+  const listings = new WeakMap<object, unknown>();
   let openapi: unknown;
   return {
-    descriptor(id) {
-      let d = described.get(id);
-      if (!d) {
-        const base = descriptorOf(id);
-        if (!base) return undefined;
-        const t = terms.get(id);
-        d = t ? { ...base, payment: t } : base;
-        described.set(id, d);
-      }
-      return d;
+    descriptor(d) {
+      const t = terms.get(d.id);
+      return t ? { ...d, payment: t } : d;
     },
-    listing() {
-      listing ??= withListingTerms(catalogListing(), terms);
-      return listing;
+    listing(base) {
+      let l = listings.get(base as object);
+      if (!l) {
+        l = withListingTerms(base, terms);
+        listings.set(base as object, l);
+      }
+      return l;
     },
     openapi() {
       openapi ??= withOpenApiTerms(openApiDocument(publicUrl()), terms, publicUrl(), x402 !== undefined);

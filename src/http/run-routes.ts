@@ -3,16 +3,18 @@ import { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
-import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { RECEIPT_HEADER } from '../run/receipts.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
+import { catalogListing, descriptorOf } from './catalog-docs.js';
 import { paymentDocs } from './payment-docs.js';
 import { trackRequest } from './request-context.js';
-import { sendError, sendJson } from './respond.js';
+import { MALFORMED_PATH, sendError, sendJson } from './respond.js';
 
 // The HTTP shim: POST /api/run/{service}/{action} runs an action through src/run; GET describes it for free.
 // This door only translates HTTP to `execute` and back. The POST is the hot path: served from node:http
@@ -26,6 +28,8 @@ export interface RunRoutesDeps {
   publicUrl: string;
   /** x402 payments; undefined when not configured (then a 402 names API keys only). */
   x402?: X402Deps | undefined;
+  /** Actions this gateway cannot run: left out of GET /api/run (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
 export interface RunRoutes {
@@ -52,14 +56,15 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl);
 
   r.get('/api/run', (_req, res) => {
-    res.json(docs.listing());
+    res.json(docs.listing(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide')));
   });
   r.get('/openapi.json', (_req, res) => {
     res.json(docs.openapi());
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
-    const d = docs.descriptor(`${req.params.service}/${req.params.action}`);
+    const base = descriptorOf(`${req.params.service}/${req.params.action}`, availability(deps.run.services));
+    const d = base && docs.descriptor(base);
     if (!d) return sendError(res, unknownAction(`${req.params.service}/${req.params.action}`));
     res.json(d);
   });
@@ -125,6 +130,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       charged_cents: outcome.chargedCents,
     };
     if (outcome.transactionId) body.transaction_id = outcome.transactionId;
+    if (outcome.warnings) body.warnings = outcome.warnings;
     sendJson(res, 200, body);
   }
 
@@ -141,7 +147,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     } catch {
       trackRequest(deps.log, req, res, url);
       req.resume();
-      sendError(res, invalidInput([{ path: 'url', message: 'the path has a malformed percent-escape' }]));
+      sendError(res, MALFORMED_PATH);
       return true;
     }
     call(req, res, actionId).catch((err: unknown) => {

@@ -12,6 +12,8 @@ import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import { admit, openScope, type ScopeDeps } from './call-scope.js';
+import { extraFieldWarnings } from './extra-fields.js';
+import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
 import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
@@ -41,7 +43,7 @@ export interface ExecuteOptions {
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
   requestId?: string | undefined;
-  /** A payment that comes with this call instead of from a balance (x402: src/run/x402-call.ts). */
+  /** A payment that comes with this call instead of from a balance (x402: src/run/x402/call.ts). */
   payment?: CallPayment | undefined;
 }
 
@@ -74,6 +76,8 @@ export type Outcome =
       replayed: boolean;
       /** The signed receipt of a paid call (./receipts.ts): the doors send it as a header or in `_meta`. */
       receipt?: string | undefined;
+      /** Extra fields a non-strict action passed through unchecked, named so a typo does not go unseen. */
+      warnings?: string[];
     }
   | { ok: false; error: GatewayError; transactionId?: string };
 
@@ -83,6 +87,8 @@ export interface Envelope {
   data: unknown;
   charged_cents: number;
   transaction_id?: string;
+  /** Extra fields passed through unchecked (non-strict actions), as the caller should know. */
+  warnings?: string[];
 }
 
 export const MAX_COST_FIELD = 'max_cost_cents';
@@ -136,6 +142,7 @@ async function run(
   const parsed = action.input.safeParse(body);
   if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
   const input = parsed.data as Record<string, unknown>;
+  const warnings = action.strict ? undefined : extraFieldWarnings(action, body);
 
   // 3. quote, and the caller's ceiling
   if (maxCost !== undefined && action.priceCents > (maxCost as number)) {
@@ -161,9 +168,12 @@ async function run(
     // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).
     const data = await runHandler(deps, action, def, input, principal, undefined, opts);
     await refundIfJobFailed(deps, action, input, data, principal);
-    return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false };
+    return withWarnings(
+      { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false },
+      warnings,
+    );
   }
-  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts);
+  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts, warnings);
 }
 
 async function runPaid(
@@ -174,6 +184,7 @@ async function runPaid(
   input: Record<string, unknown>,
   principal: AccountPrincipal,
   opts: ExecuteOptions,
+  warnings: string[] | undefined,
 ): Promise<Outcome> {
   const key = opts.idempotencyKey;
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
@@ -198,23 +209,26 @@ async function runPaid(
   if (held.kind === 'replay') {
     const env = held.response as Envelope;
     const chargedMicros = centsToMicros(env.charged_cents);
-    return {
-      ok: true,
-      data: env.data,
-      chargedCents: env.charged_cents,
-      chargedMicros,
-      transactionId: env.transaction_id,
-      replayed: true,
-      receipt: env.transaction_id
-        ? signReceipt(deps, {
-            transactionId: env.transaction_id,
-            action: action.id,
-            chargedMicros,
-            principal,
-            replayed: true,
-          })
-        : undefined,
-    };
+    return withWarnings(
+      {
+        ok: true,
+        data: env.data,
+        chargedCents: env.charged_cents,
+        chargedMicros,
+        transactionId: env.transaction_id,
+        replayed: true,
+        receipt: env.transaction_id
+          ? signReceipt(deps, {
+              transactionId: env.transaction_id,
+              action: action.id,
+              chargedMicros,
+              principal,
+              replayed: true,
+            })
+          : undefined,
+      },
+      env.warnings,
+    );
   }
   const hold = held.hold;
 
@@ -234,6 +248,7 @@ async function runPaid(
     charged_cents: action.priceCents,
     transaction_id: hold.callId,
   };
+  if (warnings) envelope.warnings = warnings;
   let meta: Record<string, unknown> | undefined;
   if (opts.payment) {
     try {
@@ -250,21 +265,29 @@ async function runPaid(
     jobHandle: jobHandleOf(action, data),
   });
   await refundIfJobFailed(deps, action, input, data, principal);
-  return {
-    ok: true,
-    data,
-    chargedCents: microsToCents(charged),
-    chargedMicros: charged,
-    transactionId: hold.callId,
-    replayed: false,
-    receipt: signReceipt(deps, {
-      transactionId: hold.callId,
-      action: action.id,
+  return withWarnings(
+    {
+      ok: true,
+      data,
+      chargedCents: microsToCents(charged),
       chargedMicros: charged,
-      principal,
-      x402: settlementOf(meta),
-    }),
-  };
+      transactionId: hold.callId,
+      replayed: false,
+      receipt: signReceipt(deps, {
+        transactionId: hold.callId,
+        action: action.id,
+        chargedMicros: charged,
+        principal,
+        x402: settlementOf(meta),
+      }),
+    },
+    warnings,
+  );
+}
+
+function withWarnings<T extends Extract<Outcome, { ok: true }>>(o: T, warnings: string[] | undefined): T {
+  if (warnings) o.warnings = warnings;
+  return o;
 }
 
 /** 7. failure → void. Nothing is charged for a failed call, whatever failed. */
@@ -298,9 +321,15 @@ async function refundIfJobFailed(
   principal: Principal,
 ): Promise<void> {
   const rule = action.refundsStart;
-  if (!rule || principal.kind === 'anonymous' || !rule.failed(data as Record<string, unknown>)) return;
+  if (!rule?.failed(data as Record<string, unknown>)) return;
   const handle = input[rule.handleField];
-  if (typeof handle === 'string') await deps.money.refundJob(principal.accountId, handle, 'job_failed');
+  if (typeof handle !== 'string') return;
+  // Free polls may be anonymous (an x402 payer's bearer handle): the job's owner is then the handle's.
+  const owner = await jobOwner(deps.services, principal, handle).catch((err: unknown) => {
+    deps.log.error({ err, handle, action: action.id }, 'the owner of a failed job could not be found');
+    return undefined;
+  });
+  if (owner !== undefined) await deps.money.refundJob(owner, handle, 'job_failed');
 }
 
 async function runHandler(

@@ -6,7 +6,7 @@ import {
 } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { actions } from '../../catalog/index.js';
-import type { X402Config } from '../../src/config.js';
+import type { X402Config } from '../../src/config/index.js';
 import { encodeChallenge } from '../../src/run/x402/codec.js';
 import { BAZAAR_MAX_BYTES, discoveryFor } from '../../src/run/x402/discovery.js';
 import { challengeFor, offerFor, priceDescription } from '../../src/run/x402/requirements.js';

@@ -1,5 +1,5 @@
 import type { Action } from '../../../catalog/index.js';
-import type { X402Config } from '../../config.js';
+import type { X402Config } from '../../config/index.js';
 import { offerFor } from './requirements.js';
 
 // How a paid action may be paid, for every machine-readable description of it (the descriptor, the catalog,

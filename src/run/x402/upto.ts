@@ -2,7 +2,7 @@ import type { PaymentRequirements } from '@x402/core/types';
 import { deepEqual } from '@x402/core/utils';
 import { getAddress, recoverTypedDataAddress } from 'viem';
 import { z } from 'zod';
-import type { X402Config } from '../../config.js';
+import type { X402Config } from '../../config/index.js';
 import { MAX_PAYMENT_BYTES } from './codec.js';
 import { type Refusal, refuse } from './local-check.js';
 import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js';
