@@ -263,6 +263,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   }
   const llmDoor = llmRoutes({
     auth,
+    log,
     maxBodyBytes: llmCfg.maxBodyBytes,
     llm: llm && {
       router: llm.router,
@@ -316,7 +317,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
     ...(gatewayLinks ? [(app: Express) => app.use(fileRoutes(gatewayLinks))] : []),
     (app) => app.use(receiptRoutes(receipts)),
-    (app) => app.use(llmDoor),
+    (app) => app.use(llmDoor.router),
     ...(billing ? [(app: Express) => void app.use(billing.routes)] : []),
     (app) => app.use(account.router),
   ];
@@ -359,7 +360,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     billing,
     listen() {
       return new Promise((resolve, reject) => {
-        server = createHttpServer(app, [shim.hot, mcp.hot]);
+        server = createHttpServer(app, [shim.hot, mcp.hot, llmDoor.hot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;

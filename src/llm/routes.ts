@@ -1,29 +1,51 @@
-import { type Request, type Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Response, Router } from 'express';
+import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
+import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
+import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { trackRequest } from '../lib/request-log.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { jsonBody } from './body.js';
 import { type MeteredDeps, runChatCompletion } from './chat.js';
-import { sendOpenAiError, sseErrorEvent } from './openai-errors.js';
+import { sendOpenAiError, sseErrorEvent, writeJson } from './openai-errors.js';
 import type { LlmRouter } from './router.js';
 import type { ChatStreamSink } from './types.js';
 import { memoByLoad, modelsView, pricingView } from './views.js';
 
-// The model router door at /api/llm/v1 (spec §4.9): OpenAI wire format in and out, errors as OpenAI-style
-// bodies. It only translates HTTP; src/run/metered.ts decides prices, holds and charges.
+// The model router door at /api/llm/v1 (docs/spec.md §4.9): OpenAI wire format in and out, errors as OpenAI-style
+// bodies. It only translates HTTP; ./chat.ts decides prices, holds and charges on the money lifecycle.
 
 export const LLM_BASE = '/api/llm/v1';
 
 export interface LlmRoutesDeps {
   auth: Authenticator;
+  log: Logger;
   /** Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. */
   llm: { metered: MeteredDeps; router: LlmRouter } | undefined;
   maxBodyBytes: number;
 }
 
-export function llmRoutes(deps: LlmRoutesDeps): Router {
+export interface LlmRoutes {
+  /** The free listings and the 404/405s, on express. */
+  router: Router;
+  /**
+   * `POST /api/llm/v1/chat/completions`, served straight from node:http (its time to first byte is what an agent
+   * waits for); false for any other request.
+   */
+  hot(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+const CHAT_PATH = `${LLM_BASE}/chat/completions`;
+
+export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
   const r = Router();
+  const bodyOpts: JsonBodyOptions = {
+    maxBytes: deps.maxBodyBytes,
+    limits: DEFAULT_JSON_LIMITS,
+    empty: 'refuse',
+  };
   const llm = deps.llm;
   const unconfigured = notConfigured('The model router', ['TOLLGATE_LLM_API_KEY']);
   const pricing =
@@ -44,40 +66,54 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     if (await listingReady(llm.router, res)) res.json(models());
   });
 
-  r.post(`${LLM_BASE}/chat/completions`, jsonBody(deps.maxBodyBytes), async (req: Request, res: Response) => {
+  async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    trackRequest(deps.log, req, res, CHAT_PATH);
     let principal: Principal;
+    let body: unknown;
     try {
       principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      // After authentication: a bad key is a 401 whether or not the router is configured.
+      if (!llm) throw unconfigured;
+      body = await readJsonBody(req, bodyOpts);
     } catch (e) {
+      req.resume();
       return sendOpenAiError(res, toGatewayError(e));
     }
-    // After authentication: a bad key is a 401 whether or not the router is configured.
-    if (!llm) return sendOpenAiError(res, unconfigured);
-    // A client that hangs up aborts the upstream call; src/run settles what it consumed.
+    // A client that hangs up aborts the upstream call; the metered path settles what it consumed.
     const gone = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const outcome = await runChatCompletion(llm.metered, principal, req.body, {
+    const outcome = await runChatCompletion(llm.metered, principal, body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
       payment: req.headers['payment-signature'],
     });
     if (outcome.streamed || res.headersSent || res.destroyed) return;
     if (!outcome.ok) {
-      // x402 (accountless, `upto`): the challenge in PAYMENT-REQUIRED, mirrored as the body (spec §7).
+      // x402 (accountless, `upto`): the challenge in PAYMENT-REQUIRED, mirrored as the body (docs/spec.md §7).
       if (outcome.paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(outcome.paymentResponse));
       if (outcome.paymentRequired) {
         res.setHeader('PAYMENT-REQUIRED', encodeChallenge(outcome.paymentRequired));
         res.setHeader('Cache-Control', 'no-store');
         res.setHeader('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE');
-        return res.status(402).json(outcome.paymentRequired);
+        return writeJson(res, 402, outcome.paymentRequired);
       }
       return sendOpenAiError(res, outcome.error);
     }
     for (const [k, v] of Object.entries(outcome.headers)) res.setHeader(k, v);
-    res.status(200).json(outcome.body);
-  });
+    writeJson(res, 200, outcome.body);
+  }
+
+  function hot(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'POST' || req.url !== CHAT_PATH) return false;
+    chat(req, res).catch((err: unknown) => {
+      deps.log.error({ err }, 'chat completion failed');
+      if (!res.headersSent)
+        sendOpenAiError(res, new GatewayError('internal', 'The gateway hit an internal error.'));
+    });
+    return true;
+  }
 
   r.use(LLM_BASE, (req, res) => {
     const known = ['/chat/completions', '/pricing', '/models'].includes(req.path);
@@ -96,7 +132,7 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     );
   });
 
-  return r;
+  return { router: r, hot };
 }
 
 /** GET /pricing without an upstream: the same document, with nothing in it, and why. */
@@ -123,7 +159,7 @@ async function listingReady(router: LlmRouter, res: Response): Promise<boolean> 
 }
 
 /** The streaming response: SSE events written as they arrive, with backpressure from the client's socket. */
-function sseSink(res: Response, signal: AbortSignal): ChatStreamSink {
+function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
   const ready = Promise.resolve();
   // Each event is written as it comes; node:http already corks the socket until the end of the tick, so events
   // that arrived in one upstream read leave in one syscall without waiting for anything else.
