@@ -9,7 +9,12 @@ export const DB_FILE = 'tollgate.db';
 /** Opens the embedded SQLite ledger under the data dir. */
 export function openLedger(
   dataDir: string,
-  opts: { clock: Clock; idempotencyTtlMs: number },
+  opts: {
+    clock: Clock;
+    idempotencyTtlMs: number;
+    /** Told of each group commit (seconds, writes): the ledger commit metrics. */
+    onCommit?: ((seconds: number, writes: number) => void) | undefined;
+  },
 ): { ledger: Ledger; db: SqliteDb } {
   const db = openSqlite(join(dataDir, DB_FILE));
   return { ledger: new SqliteLedger(db, opts), db };

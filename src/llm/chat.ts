@@ -1,7 +1,9 @@
 import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import { formatUsd } from '../lib/money.js';
+import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
+import { observeCall } from '../run/observe.js';
 import { worstCaseMicros } from './cost.js';
 import { type ChatRequest, normalizeChatRequest } from './request.js';
 import { type Call, finishJson, settleStream, summarize, voidCall } from './settle.js';
@@ -27,7 +29,24 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 
 export const LLM_ACTION = 'llm/chat.completions';
 
-export async function runChatCompletion(
+export function runChatCompletion(
+  deps: MeteredDeps,
+  principal: Principal,
+  rawBody: unknown,
+  io: { signal: AbortSignal; sink: ChatStreamSink; trace?: TraceCarrier | undefined },
+): Promise<ChatOutcome> {
+  const tel = deps.telemetry;
+  if (tel === undefined) return guarded(deps, principal, rawBody, io);
+  const call = { action: LLM_ACTION, door: 'llm' as const, payment: principal.kind, trace: io.trace };
+  return observeCall(
+    tel,
+    call,
+    () => guarded(deps, principal, rawBody, io),
+    (o) => o,
+  );
+}
+
+async function guarded(
   deps: MeteredDeps,
   principal: Principal,
   rawBody: unknown,

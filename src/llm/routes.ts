@@ -59,6 +59,7 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     const outcome = await runChatCompletion(metered, principal, req.body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
+      trace: req.headers,
     });
     if (outcome.streamed || res.headersSent || res.destroyed) return;
     if (!outcome.ok) return sendOpenAiError(res, outcome.error);

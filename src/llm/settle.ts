@@ -119,6 +119,12 @@ async function capture(
     usage_source: cost.source,
     ...(est.disconnected ? { client_disconnected: true } : {}),
   };
+  call.deps.telemetry?.metrics.llmUsage(
+    call.route.tier ?? 'none',
+    tokens.prompt,
+    tokens.completion,
+    cost.micros,
+  );
   // Never more than the hold: the lifecycle caps it (and says so in the log).
   return call.hold.capture(cost.micros, { provider: served, meta });
 }

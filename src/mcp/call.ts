@@ -66,6 +66,7 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
         principal,
         payment: ctx.mcpReq._meta?.[X402_PAYMENT_META],
         transport: 'mcp',
+        trace: ctx.mcpReq._meta,
         opts: { idempotencyKey: key, signal, onProgress: progressSender(ctx) },
       }),
     );

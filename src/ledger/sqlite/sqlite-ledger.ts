@@ -23,6 +23,8 @@ export interface SqliteLedgerOptions {
   clock: Clock;
   /** Idempotency keys older than this are forgotten (Stripe: at least 24 h). */
   idempotencyTtlMs: number;
+  /** Told of each group commit: seconds from BEGIN to COMMIT, and the writes it carried. */
+  onCommit?: ((seconds: number, writes: number) => void) | undefined;
 }
 
 interface HoldRow {
@@ -68,7 +70,7 @@ export class SqliteLedger implements Ledger {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
-    this.q = new WriteQueue(db);
+    this.q = new WriteQueue(db, undefined, opts.onCommit);
     this.refunds = new SqliteRefunds(db);
     // Every statement is prepared once; the request path only binds and steps.
     this.s = {
