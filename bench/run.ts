@@ -15,6 +15,8 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   mcp: () => import('./mcp.js'),
   x402: () => import('./x402.js'),
   web: () => import('./web.js'),
+  telemetry: () => import('./telemetry.js'),
+  soak: () => import('./soak.js'),
 };
 
 const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');

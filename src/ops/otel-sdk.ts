@@ -23,8 +23,10 @@ export interface OtelOptions {
   /** `otlp` and/or `console` (OTEL_TRACES_EXPORTER). */
   exporters: readonly string[];
   version: string;
-  /** Tests: export here instead (the in-memory exporter), span by span. */
+  /** Tests: export here instead (the in-memory exporter), span by span unless `batch`. */
   exporter?: SpanExporter;
+  /** Batch the given exporter's spans as the OTLP exporter's are (benchmarks). */
+  batch?: boolean;
 }
 
 export interface OtelTracing {
@@ -35,7 +37,9 @@ export interface OtelTracing {
 
 export async function startOtel(opts: OtelOptions): Promise<OtelTracing> {
   const processors: SpanProcessor[] = [];
-  if (opts.exporter) processors.push(new SimpleSpanProcessor(opts.exporter));
+  if (opts.exporter) {
+    processors.push(opts.batch ? new BatchSpanProcessor(opts.exporter) : new SimpleSpanProcessor(opts.exporter));
+  }
   else {
     for (const name of opts.exporters) {
       if (name === 'otlp') {
