@@ -318,6 +318,8 @@ export const REQUIREMENTS = {
   'ops:trace-context':
     "A caller's W3C traceparent is continued, from HTTP headers and from MCP _meta (SEP-414).",
   'ops:tracing-off': 'Without OTEL_* variables no tracing SDK is loaded and no span is created.',
+  'ops:soak-disconnects':
+    'A client that disconnects at any moment never ends the gateway process (no unhandled rejection); its hold is voided.',
 } as const;
 
 export type Requirement = keyof typeof REQUIREMENTS;
