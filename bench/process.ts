@@ -69,15 +69,7 @@ export async function startGatewayProcess(
     accountId: acct.id,
     dataDir,
     proc,
-    cpuMs() {
-      try {
-        // /proc/<pid>/stat fields 14 and 15 (after the command name): utime and stime in clock ticks (100/s).
-        const f = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-        return (Number(f[11]) + Number(f[12])) * 10;
-      } catch {
-        return undefined;
-      }
-    },
+    cpuMs: () => procCpuMs(proc.pid),
     async stop() {
       proc.kill('SIGTERM');
       await new Promise((r) => proc.once('exit', r));
@@ -102,4 +94,42 @@ export async function startFakePage(): Promise<{ url: string; close(): Promise<v
         server.close(() => r());
       }),
   };
+}
+
+/** The bare Node pass-through proxy (bench/bare-proxy.ts) as its own process: the baseline of the shim. */
+export async function startBareProxy(): Promise<{
+  url: string;
+  cpuMs(): number | undefined;
+  stop(): Promise<void>;
+}> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'bare-proxy.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) =>
+      resolve((JSON.parse(line) as { url: string }).url),
+    );
+    proc.once('exit', (c) => reject(new Error(`bare proxy exited ${c}`)));
+  });
+  return {
+    url,
+    cpuMs: () => procCpuMs(proc.pid),
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+/** CPU time (user + system) a process has used so far, ms; undefined where /proc is absent. */
+export function procCpuMs(pid: number | undefined): number | undefined {
+  try {
+    // /proc/<pid>/stat fields 14 and 15 (after the command name): utime and stime in clock ticks (100/s).
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }

@@ -15,6 +15,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   mcp: () => import('./mcp.js'),
   x402: () => import('./x402.js'),
   web: () => import('./web.js'),
+  agents: () => import('./agents.js'),
   telemetry: () => import('./telemetry.js'),
   soak: () => import('./soak.js'),
 };

@@ -35,8 +35,13 @@ export interface ActionSpec<
   service: S;
   action: A;
   title: string;
-  /** What it does and when to use it; the price sentence is appended by `defineAction`. */
+  /** What it does and what it returns. */
   summary: string;
+  /**
+   * When to use it rather than its siblings, starting "Use it …" (a contract test holds the form). Agents pick
+   * between similar actions (three scrapers, two valuation services) by this sentence.
+   */
+  whenToUse: string;
   /** Integer cents; 0 for free actions. */
   priceCents: number;
   /** true: unknown fields rejected; false: additional properties passed through to the handler. */
@@ -74,7 +79,7 @@ export interface Action<
   id: `${S}/${A}`;
   /** MCP tool name: `${service}_${action}`. */
   toolName: `${S}_${A}`;
-  /** Summary plus the price sentence; what agents read. */
+  /** Summary, when to use it, and the price sentence; what agents read. */
   description: string;
   pollWith: string | undefined;
   jobHandle: string | undefined;
@@ -98,7 +103,7 @@ export function defineAction<
     ...spec,
     id: `${spec.service}/${spec.action}`,
     toolName: `${spec.service}_${spec.action}`,
-    description: `${spec.summary.trim()} ${priceSentence(spec.priceCents)}`,
+    description: `${spec.summary.trim()} ${spec.whenToUse.trim()} ${priceSentence(spec.priceCents)}`,
     access,
     timeoutMs: spec.timeoutMs ?? 60_000,
     pollWith: spec.pollWith,

@@ -36,6 +36,9 @@ export const upload = defineAction({
     'Creates a stored file and returns { file_id, put_url, get_url }. Then HTTP PUT the raw bytes to put_url: ' +
     'the body must be exactly size_bytes long (at most 100 MB). Files persist across tasks; check files/list ' +
     'before uploading the same file again. The call is charged when the link is issued.',
+  whenToUse:
+    'Use it to store bytes you have locally; for a file that is already on the web use ' +
+    'files/upload_from_url, which needs no PUT.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -66,7 +69,7 @@ export const upload = defineAction({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   example: { filename: 'intro.mp4', size_bytes: 1048576, mime: 'video/mp4', tags: ['launch'] },
-  keywords: ['file', 'upload', 'store', 'storage', 'save', 'put'],
+  keywords: ['file', 'upload', 'store', 'storage', 'local file', 'put bytes', 'keep'],
 });
 
 export const uploadFromUrl = defineAction({
@@ -77,6 +80,9 @@ export const uploadFromUrl = defineAction({
     'Fetches a public http(s) URL on the server side and stores the bytes as a file (at most 100 MB). Returns ' +
     '{ file_id, get_url }. Private and internal addresses are refused. Check files/list first to avoid ' +
     'storing the same file twice.',
+  whenToUse:
+    'Use it when the file is at a public URL: the gateway fetches it for you. For bytes you hold ' +
+    'locally use files/upload.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -98,7 +104,19 @@ export const uploadFromUrl = defineAction({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   timeoutMs: 300_000,
   example: { url: 'https://example.com/video.mp4', tags: ['source'] },
-  keywords: ['file', 'download', 'fetch', 'import', 'url', 'mirror', 'store'],
+  keywords: [
+    'file',
+    'download',
+    'fetch',
+    'import',
+    'url',
+    'mirror',
+    'store',
+    'save',
+    'library',
+    'save from url',
+    'pdf',
+  ],
 });
 
 export const list = defineAction({
@@ -108,6 +126,8 @@ export const list = defineAction({
   summary:
     'Lists the files stored by your account, newest first, with fresh get_url links. Use it before ' +
     'files/upload to avoid storing the same file twice. Needs your API key or token.',
+  whenToUse:
+    'Use it before files/upload to avoid storing the same file twice, or to get fresh download ' + 'links.',
   priceCents: 0,
   access: 'account',
   strict: STRICT,
@@ -138,7 +158,18 @@ export const list = defineAction({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   example: { tag: 'launch', limit: 20 },
-  keywords: ['files', 'list', 'my files', 'library', 'stored', 'find file'],
+  keywords: [
+    'files',
+    'list',
+    'my files',
+    'library',
+    'stored',
+    'find file',
+    'tagged',
+    'already uploaded',
+    'files uploaded',
+    'what files',
+  ],
 });
 
 export const files = group(upload, uploadFromUrl, list);

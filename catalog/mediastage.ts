@@ -14,6 +14,9 @@ export const upload = defineAction({
     'Returns { upload_url, file_url } for one media file. PUT the raw bytes to upload_url with the same ' +
     'Content-Type header, then pass file_url as image_url, video_url or audio_url of a generation. Upload ' +
     'originals uncompressed.',
+  whenToUse:
+    'Use it only to hand an input file to a media generation (image_url, video_url or audio_url); to ' +
+    'keep a file or to use it in video assembly, use files/upload instead.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -31,7 +34,19 @@ export const upload = defineAction({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   example: { file_name: 'photo.png', content_type: 'image/png' },
-  keywords: ['upload', 'stage', 'image', 'video', 'audio', 'media', 'generation', 'input file'],
+  keywords: [
+    'upload',
+    'stage',
+    'image',
+    'video',
+    'audio',
+    'media',
+    'generation',
+    'input file',
+    'input image',
+    'image generation',
+    'model input',
+  ],
 });
 
 export const mediastage = group(upload);

@@ -35,13 +35,32 @@ export const SUPERSEARCH_PLATFORMS = [
 ] as const;
 
 const suggestedCall = z.object({
+  step: z.number().int().describe('Position in the plan (1 = run first). Alternatives are all step 1.'),
   service: z.string().describe('Service of the action to call.'),
   action: z
     .string()
     .describe('Action to call: POST /api/run/{service}/{action}, or MCP tool {service}_{action}.'),
-  params: z.record(z.string(), z.unknown()).describe('Ready-to-run JSON body.'),
+  params: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'JSON body, validated against the action’s schema. A value "<step N: path>" comes from step N’s output ' +
+        '(see inputs_from).',
+    ),
   price_cents: z.number().int().describe('Price of that call in cents, charged only if it succeeds.'),
-  why: z.string().describe('Why this call fits the intent.'),
+  why: z.string().describe('Why this call fits the goal, and what to do before running it.'),
+  inputs_from: z
+    .record(z.string(), z.object({ step: z.number().int(), output: z.string() }).describe('Where from.'))
+    .optional()
+    .describe('Fields to take from earlier steps: field path → { step, output path }.'),
+  missing: z
+    .array(
+      z.object({
+        field: z.string().describe('Field path, or "(body)" for a rule over several fields.'),
+        what: z.string().describe('What to put there.'),
+      }),
+    )
+    .optional()
+    .describe('Values the goal did not give: fill them in before running the call.'),
 });
 
 export const consult = defineAction({
@@ -49,9 +68,16 @@ export const consult = defineAction({
   action: 'consult',
   title: 'Plan calls for a goal',
   summary:
-    'Turns a plain-English goal into ready-to-run catalog calls, each { service, action, params, price_cents }. ' +
-    'Start here when you do not know which action fits. Parameters it can read from your text (URLs, ' +
-    'addresses, zip codes, queries) are filled in; review them before posting each call to its own path.',
+    'Turns a plain-English goal into a plan of ready-to-run calls, each { step, service, action, params, ' +
+    'price_cents, why }, validated against its action’s schema: values read from the goal (URLs, addresses ' +
+    'whole and split, city/state, zip, coordinates, ids, counts, dates, file names) are filled in, later steps ' +
+    'take earlier outputs (inputs_from), and anything the goal does not give is listed in missing. Returns ' +
+    '{ calls, alternatives, total_price_cents }; only actions this gateway can run are suggested, and a goal ' +
+    'nothing fits answers 404, uncharged.',
+  whenToUse:
+    'Use it when you do not know which actions, in which order, a goal needs; it answers ' +
+    'ready-to-run calls validated against their schemas. To search the catalog by keyword for free, ' +
+    'use platform/discover.',
   priceCents: 1,
   strict: true,
   input: inputObject(true, {
@@ -62,12 +88,20 @@ export const consult = defineAction({
       .describe('What you want to get done, in plain English (1-2000 chars).'),
   }),
   output: outputObject({
-    calls: z.array(suggestedCall).describe('Suggested calls, best first.'),
-    total_price_cents: z.number().int().describe('Sum of the suggested calls’ prices.'),
+    calls: z
+      .array(suggestedCall)
+      .describe('The plan: ready-to-run calls in the order to run them (one, or a workflow).'),
+    alternatives: z
+      .array(suggestedCall)
+      .describe('Other single calls that could answer the goal instead; not part of the plan.'),
+    total_price_cents: z
+      .number()
+      .int()
+      .describe('Cost of running the plan once (calls only, each poll once; alternatives excluded).'),
   }),
   annotations: readOnly,
   example: { intent: 'Get the rent estimate for 5500 Grand Lake Dr, San Antonio, TX 78244' },
-  keywords: ['plan', 'help', 'which', 'recommend'],
+  keywords: ['plan', 'help', 'which', 'recommend', 'steps', 'workflow', 'how do i'],
 });
 
 export const supersearch = defineAction({
@@ -75,9 +109,16 @@ export const supersearch = defineAction({
   action: 'supersearch',
   title: 'Multi-source search with cited evidence',
   summary:
-    'Flat-priced multi-source retrieval: plans the search, races independent indexes per facet, optionally ' +
-    'extracts full page content, and returns normalized evidence in which every item cites a transaction id. ' +
-    'Internal source calls are included in the price. When only query is given, the routing is inferred.',
+    'Flat-priced multi-source retrieval. When only query is given, an intent classifier picks the facets ' +
+    '(news with recency, academic papers, code, docs, social posts, filings, …); each facet searches its own ' +
+    'kind of source concurrently (timeCritical races two indexes), within budgetCents. urls skip search and ' +
+    'are extracted directly, hard pages through a browser or residential proxies (facet scrape-hard). Returns ' +
+    '{ query, evidence, plan }: evidence merged across facets, deduplicated, every item citing this call’s ' +
+    'transaction id; plan says how it was routed. Internal source calls are included in the price.',
+  whenToUse:
+    'Use it for research questions that need evidence from several kinds of sources (news, papers, ' +
+    'code, docs, social posts, hard-to-scrape pages) merged and cited in one flat-priced call; for ' +
+    'one plain web search use scraperA/search.',
   priceCents: 5,
   strict: true,
   input: inputObject(true, {
@@ -86,9 +127,10 @@ export const supersearch = defineAction({
       .array(z.enum(SUPERSEARCH_FACETS))
       .min(1)
       .max(15)
-      .default(['web'])
+      .optional()
       .describe(
-        `Source families to search concurrently (1-15, default ["web"]): ${SUPERSEARCH_FACETS.join(', ')}.`,
+        `Source families to search concurrently (1-15): ${SUPERSEARCH_FACETS.join(', ')}. Omit it to let ` +
+          'the intent classifier choose from the query (["web"] when nothing more specific fits).',
       ),
     timeCritical: z.boolean().optional().describe('Race two indexes and take the first answer.'),
     fidelityRequired: z
@@ -128,7 +170,17 @@ export const supersearch = defineAction({
       .enum(SUPERSEARCH_PLATFORMS)
       .optional()
       .describe(`Social network for the social facet: ${SUPERSEARCH_PLATFORMS.join(', ')}.`),
-    budgetCents: z.number().int().min(1).max(4).optional().describe('Internal budget hint, 1-4 cents.'),
+    budgetCents: z
+      .number()
+      .int()
+      .min(1)
+      .max(4)
+      .optional()
+      .describe(
+        'Internal budget, 1-4 cents: source calls are costed at the catalog price of what they stand for ' +
+          '(a search 1, a browser render 1, a residential fetch 4); facets that do not fit are skipped and ' +
+          'reported in plan.skipped. Your price stays 5 cents.',
+      ),
   }),
   output: outputObject({
     query: z.string().describe('The query as run.'),
@@ -142,14 +194,56 @@ export const supersearch = defineAction({
           source: z.string().describe('Index or fetcher that produced it.'),
           transaction_id: z.string().describe('Transaction that paid for this evidence.'),
           markdown: z.string().optional().describe('Full content, when fidelityRequired.'),
+          also_found_by: z
+            .array(z.string())
+            .optional()
+            .describe('Other facets that found the same page (it ranks higher for it).'),
+          published_at: z.string().optional().describe('Publication date, when the source gives one.'),
         }),
       )
-      .describe('Normalized evidence, best first.'),
+      .describe('Normalized evidence, merged across facets, deduplicated, best first.'),
+    plan: outputObject({
+      routed_by: z
+        .enum(['caller', 'classifier'])
+        .describe('caller: your facets; classifier: chosen from the query.'),
+      facets: z.array(z.string()).describe('Facets that ran (scrape or scrape-hard when urls were fetched).'),
+      skipped: z
+        .array(z.object({ facet: z.string(), reason: z.string() }).describe('A facet left out.'))
+        .describe('Facets left out, and why (the budget).'),
+      recency_days: z.number().int().optional().describe('Recency window applied (news defaults to 7).'),
+      platform: z.string().optional().describe('Social network the social facet targeted.'),
+      budget_cents: z.number().int().describe('Internal budget of this search, cents.'),
+      spent_cents: z.number().int().describe('Internal budget used, cents.'),
+      sources: z.array(z.string()).describe('Indexes and fetchers the evidence came from.'),
+    }).describe('How the search was routed and what it used.'),
   }),
   annotations: { ...readOnly, openWorldHint: true },
   timeoutMs: 120_000,
-  example: { query: 'latest Node.js LTS release notes', facets: ['web'] },
-  keywords: ['search', 'research', 'evidence', 'sources', 'web search', 'news'],
+  example: { query: 'latest Node.js LTS release notes' },
+  keywords: [
+    'research',
+    'evidence',
+    'sources',
+    'citations',
+    'cited',
+    'multi-source',
+    'academic',
+    'papers',
+    'studies',
+    'github',
+    'repositories',
+    'code',
+    'reddit',
+    'twitter',
+    'tweets',
+    'threads',
+    'social',
+    'news',
+    'docs',
+    'documentation',
+    'filings',
+    'gather',
+  ],
 });
 
 export const discover = defineAction({
@@ -157,8 +251,11 @@ export const discover = defineAction({
   action: 'discover',
   title: 'Search the catalog',
   summary:
-    'Free keyword search over the catalog: returns matching actions with prices and descriptions. No ' +
-    'authentication needed.',
+    'Free keyword search over the actions this gateway can run: returns { results: [{ id, tool_name, title, ' +
+    'description, price_cents, score }] }, best first. A plain sentence works too. No authentication needed.',
+  whenToUse:
+    'Use it first, for free, to find the action for a task by keywords; for a ready-to-run plan with ' +
+    'filled-in parameters use platform/consult.',
   priceCents: 0,
   access: 'public',
   strict: true,
@@ -182,7 +279,15 @@ export const discover = defineAction({
   }),
   annotations: readOnly,
   example: { query: 'property value' },
-  keywords: ['catalog', 'find', 'search actions', 'tools'],
+  keywords: [
+    'catalog',
+    'search actions',
+    'tools',
+    'which tool',
+    'which action',
+    'list actions',
+    'available tools',
+  ],
 });
 
 export const balance = defineAction({
@@ -191,6 +296,7 @@ export const balance = defineAction({
   title: 'My balance',
   summary:
     'Returns your account balance: posted credit, amount held by calls in flight, and what is available.',
+  whenToUse: 'Use it to check what you can still spend before a costly call such as videoasm/render.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -204,14 +310,24 @@ export const balance = defineAction({
   }),
   annotations: readOnly,
   example: {},
-  keywords: ['credit', 'account', 'funds', 'money left'],
+  keywords: [
+    'credit',
+    'balance',
+    'account',
+    'funds',
+    'money left',
+    'credit left',
+    'remaining',
+    'how much left',
+  ],
 });
 
 export const transactions = defineAction({
   service: 'platform',
   action: 'transactions',
-  title: 'My recent transactions',
+  title: 'My transactions',
   summary: 'Lists your most recent calls with their price, charge, status and payment method, newest first.',
+  whenToUse: 'Use it to see what each call was charged, or whether a failed job was refunded.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -247,7 +363,18 @@ export const transactions = defineAction({
   }),
   annotations: readOnly,
   example: { limit: 5 },
-  keywords: ['history', 'spend', 'charges', 'usage'],
+  keywords: [
+    'history',
+    'spend',
+    'spent',
+    'charges',
+    'charged',
+    'usage',
+    'billing',
+    'invoice',
+    'refunded',
+    'calls made',
+  ],
 });
 
 export const platform = group(consult, supersearch, discover, balance, transactions);

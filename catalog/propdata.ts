@@ -95,6 +95,9 @@ const autocomplete = defineAction({
     'Resolves a partial address, city, zip, county or APN string to canonical candidates with formatted ' +
     'address, city, state, zip, county, fips, apn, coordinates and an id for propdata/property-detail. The ' +
     `cheap first step before the paid lookups. Returns { results }. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it first when an address is partial, misspelt or uncertain, to get the canonical address ' +
+    'and an id before paying for a lookup.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -141,7 +144,17 @@ const autocomplete = defineAction({
   }),
   annotations,
   example: { search: '17 Topeka Pa', search_types: ['A'] },
-  keywords: ['autocomplete', 'address lookup', 'geocode', 'normalize address', 'resolve'],
+  keywords: [
+    'autocomplete',
+    'address lookup',
+    'geocode',
+    'normalize address',
+    'resolve',
+    'partial address',
+    'complete address',
+    'canonical address',
+    'misspelled',
+  ],
 });
 
 const propertyDetail = defineAction({
@@ -153,6 +166,9 @@ const propertyDetail = defineAction({
     'and deed history, mortgages, estimated value and equity, listing status, flood zone, foreclosure and ' +
     'lien flags. Identify it by id (from propdata/autocomplete), address, house+street+city+state+zip, or ' +
     `apn+fips. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it for everything about one known property: owner and mailing address, mortgages, equity, ' +
+    'liens, foreclosure, flood zone; to search an area for records use propstats/properties.',
   priceCents: 20,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -178,7 +194,19 @@ const propertyDetail = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass, Willingboro, NJ 08046' },
-  keywords: ['property detail', 'owner', 'mortgage', 'equity', 'deed', 'foreclosure', 'lien', 'flood zone'],
+  keywords: [
+    'property detail',
+    'owner',
+    'mortgage',
+    'equity',
+    'deed',
+    'foreclosure',
+    'lien',
+    'flood zone',
+    'apn',
+    'full record',
+    'everything about',
+  ],
 });
 
 const avm = defineAction({
@@ -190,6 +218,9 @@ const avm = defineAction({
     'fips and the matched address. Identify it by address or id. Set strict: true to refuse a fuzzy match ' +
     'instead of valuing another property. An address that cannot be confidently matched answers 404 ' +
     'resource_not_found and is not charged.',
+  whenToUse:
+    'Use it for a lender-grade value of one property with a confidence score; for a value with ' +
+    'comparable listings use propstats/value-estimate.',
   priceCents: 25,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -211,7 +242,17 @@ const avm = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass, Willingboro, NJ 08046', strict: true },
-  keywords: ['avm', 'valuation', 'home value', 'appraisal', 'lender', 'worth'],
+  keywords: [
+    'avm',
+    'valuation',
+    'home value',
+    'appraisal',
+    'lender',
+    'lender grade',
+    'confidence',
+    'confidence score',
+    'worth',
+  ],
 });
 
 const skiptrace = defineAction({
@@ -223,6 +264,9 @@ const skiptrace = defineAction({
     'phones with type, carrier and do-not-call flag, e-mails, current and previous addresses, demographics). ' +
     'To be called only for owner outreach. Trace by address (with city+state or zip), mailing address, ' +
     `first_name+last_name+location, phone or email. Returns { match, persons }. ${NOT_FOUND}`,
+  whenToUse:
+    "Use it only to contact a property's owner (owner outreach), after you know the address; it " +
+    'returns personal data, so call it for nothing else.',
   priceCents: 25,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -292,7 +336,22 @@ const skiptrace = defineAction({
   }),
   annotations,
   example: { address: '17 Topeka Pass', city: 'Willingboro', state: 'NJ', zip: '08046' },
-  keywords: ['skip trace', 'owner contact', 'phone', 'email', 'owner outreach', 'people search'],
+  keywords: [
+    'skip trace',
+    'skiptrace',
+    'owner contact',
+    'contact info',
+    'phone',
+    'phone number',
+    'email',
+    'owner outreach',
+    'people search',
+    'reach the owner',
+    'call the owner',
+    'text the owner',
+    'contact the owner',
+    'owner phone',
+  ],
 });
 
 const parcel = defineAction({
@@ -304,6 +363,9 @@ const parcel = defineAction({
     'value, owner, use code). Identify the parcel by the identification fields (id, address, ' +
     'house+street+city+state+zip, apn+fips), by latitude+longitude (optional radius), or search inside a ' +
     `polygon. Page with size and resultIndex. Returns { results }. ${NOT_FOUND}`,
+  whenToUse:
+    'Use it for lot boundaries (GeoJSON), acreage, APN and zoning use code, or to find the parcels ' +
+    'at a point or inside a polygon.',
   priceCents: 20,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -358,7 +420,19 @@ const parcel = defineAction({
   }),
   annotations,
   example: { latitude: 40.0312, longitude: -74.8801, radius: 0.1, size: 5 },
-  keywords: ['parcel', 'boundary', 'lot lines', 'geojson', 'apn', 'acreage', 'land'],
+  keywords: [
+    'parcel',
+    'boundary',
+    'lot lines',
+    'lot boundary',
+    'geojson',
+    'acreage',
+    'acres',
+    'land',
+    'zoning',
+    'polygon',
+    'property lines',
+  ],
 });
 
 export const propdata = group(autocomplete, propertyDetail, avm, skiptrace, parcel);

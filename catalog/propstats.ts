@@ -193,6 +193,10 @@ const properties = defineAction({
     'Property records: attributes, tax assessments and history, sale history, owner names and type. Use an ' +
       'exact address for one property, or an area search with filters. Records only, not listings.',
   ),
+  whenToUse:
+    'Use it to search an area (zip code, city, radius) for property records with filters, or for one ' +
+    "property's tax and sale history; for everything about one known property (mortgages, equity, " +
+    'liens, flood zone) use propdata/property-detail.',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -202,7 +206,20 @@ const properties = defineAction({
   output: listOutput(propertyRecord, 'Property records.'),
   annotations,
   example: { address: '5500 Grand Lake Dr, San Antonio, TX 78244' },
-  keywords: ['property', 'records', 'owner', 'tax', 'assessment', 'sale history', 'real estate'],
+  keywords: [
+    'property',
+    'property records',
+    'records',
+    'owner',
+    'owns',
+    'tax',
+    'tax history',
+    'assessment',
+    'sale history',
+    'last sale',
+    'real estate',
+    'public records',
+  ],
 });
 
 const listingShape = {
@@ -222,6 +239,9 @@ const saleListings = defineAction({
     'Active or historical for-sale listings with price, status, days on market, agent contacts and listing ' +
       'history.',
   ),
+  whenToUse:
+    'Use it for homes that are (or were) listed for sale in an area, with asking prices and agents; ' +
+    'not for valuations (propstats/value-estimate) or owner records (propstats/properties).',
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -231,7 +251,20 @@ const saleListings = defineAction({
   output: listOutput(listing, 'Sale listings.'),
   annotations,
   example: { city: 'Austin', state: 'TX', status: 'Active', bedrooms: '2-4', limit: 10 },
-  keywords: ['for sale', 'listings', 'homes for sale', 'mls', 'asking price', 'real estate'],
+  keywords: [
+    'for sale',
+    'listings',
+    'homes for sale',
+    'houses for sale',
+    'selling',
+    'sell',
+    'mls',
+    'asking price',
+    'listed',
+    'buy',
+    'real estate',
+    'sold',
+  ],
 });
 
 const rentalListings = defineAction({
@@ -242,6 +275,9 @@ const rentalListings = defineAction({
     'Active or historical long-term rental listings with monthly asking rent, status, days on market, ' +
       'contacts and listing history.',
   ),
+  whenToUse:
+    'Use it for homes that are (or were) listed for rent in an area, with asking rents; for one ' +
+    "property's estimated rent use propstats/rent-estimate.",
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -251,7 +287,17 @@ const rentalListings = defineAction({
   output: listOutput(listing, 'Rental listings (price is the monthly rent).'),
   annotations,
   example: { zipCode: '78244', price: '1000-2500' },
-  keywords: ['for rent', 'rentals', 'apartments', 'rental listings', 'asking rent', 'real estate'],
+  keywords: [
+    'for rent',
+    'rentals',
+    'apartments',
+    'apartment',
+    'rental listings',
+    'asking rent',
+    'lease',
+    'to rent',
+    'real estate',
+  ],
 });
 
 const estimateShape = {
@@ -297,6 +343,9 @@ const valueEstimate = defineAction({
     'Automated value estimate of one property: price, priceRangeLow, priceRangeHigh, and comparable sale ' +
       'listings ranked by correlation.',
   ),
+  whenToUse:
+    "Use it for a property's market value together with nearby comparable listings; for a single " +
+    'lender-grade number with a confidence score use propdata/avm (cheaper).',
   priceCents: 35,
   strict: STRICT,
   input: inputObject(STRICT, estimateShape).superRefine(requireSubject),
@@ -310,7 +359,18 @@ const valueEstimate = defineAction({
   }),
   annotations,
   example: { address: '5500 Grand Lake Dr, San Antonio, TX 78244', compCount: 10 },
-  keywords: ['home value', 'valuation', 'avm', 'worth', 'price estimate', 'comps', 'comparables'],
+  keywords: [
+    'home value',
+    'market value',
+    'valuation',
+    'avm',
+    'worth',
+    'price estimate',
+    'comps',
+    'comparables',
+    'comparable sales',
+    'estimate value',
+  ],
 });
 
 const rentEstimate = defineAction({
@@ -321,6 +381,10 @@ const rentEstimate = defineAction({
     'Automated monthly rent estimate of one property: rent, rentRangeLow, rentRangeHigh, and comparable ' +
       'rental listings ranked by correlation. Not available for Land.',
   ),
+  whenToUse:
+    'Use it for what one property would rent for per month, with comparable rentals; for asking ' +
+    'rents of listings in an area use propstats/rental-listings, for zip-wide rent levels ' +
+    'propstats/market-stats.',
   priceCents: 35,
   strict: STRICT,
   input: inputObject(STRICT, estimateShape).superRefine((v, ctx) => {
@@ -344,17 +408,30 @@ const rentEstimate = defineAction({
   }),
   annotations,
   example: { address: '5500 Grand Lake Dr, San Antonio, TX 78244', bedrooms: 3 },
-  keywords: ['rent estimate', 'rental value', 'how much rent', 'comps', 'landlord'],
+  keywords: [
+    'rent estimate',
+    'rental value',
+    'how much rent',
+    'rent for',
+    'monthly rent',
+    'comps',
+    'rental comps',
+    'landlord',
+  ],
 });
 
 const marketStats = defineAction({
   service: 'propstats',
   action: 'market-stats',
-  title: 'Zip-code market statistics (propstats)',
+  title: 'Market statistics of an area (propstats)',
   summary:
     'Sale and rental market statistics for one zip code: average, median, min and max prices and rents, price ' +
     'per square foot, days on market, listing counts, by property type and bedrooms, with monthly history. ' +
-    'Sale history starts January 2024; rental history starts April 2020.',
+    'Sale history starts January 2024; rental history starts April 2020. Returns { zipCode, saleData, ' +
+    'rentalData }.',
+  whenToUse:
+    'Use it for zip-code-wide market levels and trends (median price or rent, days on market, ' +
+    "inventory); for one property's value use propstats/value-estimate or propdata/avm.",
   priceCents: 30,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -392,7 +469,18 @@ const marketStats = defineAction({
   }),
   annotations,
   example: { zipCode: '78244', dataType: 'Sale', historyRange: 6 },
-  keywords: ['market', 'statistics', 'median price', 'median rent', 'trends', 'zip code', 'days on market'],
+  keywords: [
+    'market',
+    'market stats',
+    'statistics',
+    'median price',
+    'median home price',
+    'median rent',
+    'trends',
+    'days on market',
+    'inventory',
+    'market trends',
+  ],
 });
 
 export const propstats = group(

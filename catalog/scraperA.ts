@@ -33,6 +33,10 @@ export const scrape = defineAction({
   summary:
     'Fetches one web page and returns clean Markdown (default) and/or HTML, links or a screenshot, with page ' +
     'metadata. onlyMainContent drops navigation, headers, footers and ads. json needs jsonOptions {schema, prompt}.',
+  whenToUse:
+    'Use it to read an article or documentation page as clean Markdown of its main content ' +
+    '(navigation and ads dropped) or to take a screenshot; for the raw HTML use scraperC/scrape, for ' +
+    'plain text, a summary or stealth use scraperB/scrape.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -56,7 +60,18 @@ export const scrape = defineAction({
   output: scrapedPage,
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/', formats: ['markdown'] },
-  keywords: ['scrape', 'markdown', 'html', 'page', 'web', 'firecrawl', 'read'],
+  keywords: [
+    'scrape',
+    'markdown',
+    'html',
+    'page',
+    'web',
+    'read',
+    'article',
+    'screenshot',
+    'main content',
+    'clean',
+  ],
 });
 
 export const crawl = defineAction({
@@ -66,6 +81,10 @@ export const crawl = defineAction({
   summary:
     'Starts crawling a site from url: same-site pages, breadth-first, within limit pages and maxDepth link ' +
     'levels, robots.txt respected. Returns { id } at once; poll scraperA/crawl_status every few seconds.',
+  whenToUse:
+    "Use it to collect the content of many pages of one site at a flat low price; to list a site's " +
+    'URLs without their content use scraperA/map, and for a crawl with per-page formats or ' +
+    'JavaScript control use scraperB/crawl.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -78,7 +97,7 @@ export const crawl = defineAction({
   pollWith: 'scraperA/crawl_status',
   jobHandle: 'id',
   example: { url: 'https://example.com/', limit: 10, maxDepth: 2 },
-  keywords: ['crawl', 'spider', 'site', 'pages', 'website'],
+  keywords: ['crawl', 'spider', 'site', 'pages', 'website', 'whole site', 'collect content'],
 });
 
 export const crawlStatus = defineAction({
@@ -86,10 +105,15 @@ export const crawlStatus = defineAction({
   action: 'crawl_status',
   title: 'Status and pages of a crawl (scraperA)',
   summary:
-    'Reports a scraperA crawl: status (scraping, completed, failed, cancelled), completed and total counts, ' +
-    'and the pages so far in data. Poll every few seconds until status is no longer scraping. A big crawl ' +
-    'comes in parts: pass next_skip back as skip.',
-  priceCents: 1,
+    'Reports a scraperA crawl: status (scraping, completed, failed, cancelled), finished, completed and total ' +
+    'counts, and the pages so far in data. While it runs, wait next_poll_seconds between polls. A big crawl ' +
+    'comes in parts: pass next_skip back as skip. Free (not priced by the spec), rate-limited.',
+  whenToUse:
+    'Use it after scraperA/crawl, with its id; it is free, and once finished is true the crawl is ' + 'over.',
+  // Not in the spec's price list: free, as polls the spec does not price are (docs/decisions.md, "Polls"). Public:
+  // an accountless (x402) payer polls its crawl with the id alone; an account's ids need its credential.
+  priceCents: 0,
+  access: 'public',
   // Not in the spec's list; like every scraperA action it accepts additional properties (spec §4.7).
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -109,7 +133,7 @@ export const crawlStatus = defineAction({
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
   example: { id: 'crawl_0abc' },
-  keywords: ['crawl', 'status', 'poll', 'progress'],
+  keywords: ['crawl', 'status', 'poll', 'progress', 'check on', 'finished', 'done'],
 });
 
 export const map = defineAction({
@@ -119,6 +143,9 @@ export const map = defineAction({
   summary:
     "Lists a site's URLs without scraping them: from its sitemaps and the links of the start page. Use it to " +
     'pick pages before scraping.',
+  whenToUse:
+    'Use it to find which pages a site has before scraping a few of them: far cheaper than a crawl. ' +
+    'To follow links several levels deep use scraperB/map.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -129,7 +156,7 @@ export const map = defineAction({
   output: outputObject({ links: z.array(z.string()).describe('URLs of the site, same site only.') }),
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/' },
-  keywords: ['map', 'sitemap', 'urls', 'links', 'site'],
+  keywords: ['map', 'sitemap', 'urls', 'links', 'site', 'list urls', 'all urls', 'without scraping'],
 });
 
 export const search = defineAction({
@@ -138,7 +165,11 @@ export const search = defineAction({
   title: 'Search the web and scrape the results (scraperA)',
   summary:
     'Web search: returns the top results (title, description, url), with page content when scrapeOptions ' +
-    'asks for it. Needs the Firecrawl vendor.',
+    'asks for it.',
+  whenToUse:
+    'Use it for a quick web search of one query with optional page content per hit; for news, images ' +
+    'or a recency window use scraperB/search, for several source kinds with cited evidence ' +
+    'platform/supersearch.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -150,7 +181,7 @@ export const search = defineAction({
   }),
   annotations: scrapeAnnotations,
   example: { query: 'open source web crawler', limit: 5 },
-  keywords: ['search', 'web search', 'google', 'results', 'query'],
+  keywords: ['search', 'web search', 'google', 'results', 'query', 'search the web', 'look up'],
 });
 
 export const extract = defineAction({
@@ -160,6 +191,9 @@ export const extract = defineAction({
   summary:
     'AI extraction: reads the pages at urls and returns data answering prompt, shaped by the JSON Schema in ' +
     'schema (give prompt, schema or both). Validated against the schema before it is returned.',
+  whenToUse:
+    'Use it for structured data from up to 10 pages at the lowest price; for per-field source ' +
+    'evidence use scraperB/extract, for a few fields of one page without a schema scraperC/extract.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -175,7 +209,7 @@ export const extract = defineAction({
     prompt: 'The page title and its first paragraph',
     schema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
   },
-  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'llm'],
+  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'llm', 'data from pages'],
 });
 
 export const scraperA = group(scrape, crawl, crawlStatus, map, search, extract);

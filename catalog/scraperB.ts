@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
-import { httpUrl } from './shared.js';
+import { httpUrl, pollFields } from './shared.js';
 import {
   crawlId,
   crawlStatusOutput,
@@ -41,6 +41,10 @@ export const scrape = defineAction({
   summary:
     'Fetches one page and returns it in the formats asked for: markdown (default), html, rawHtml, plainText, ' +
     'links, screenshot, summary, or json (with jsonSchema). JavaScript pages are rendered when needed.',
+  whenToUse:
+    'Use it when you need several formats in one call (plain text, links, a summary, JSON by ' +
+    'jsonSchema), JavaScript auto-detection, stealth or a proxy country; for clean Markdown of an ' +
+    'article scraperA/scrape is enough.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -64,7 +68,21 @@ export const scrape = defineAction({
   output: scrapedPage,
   annotations: scrapeAnnotations,
   example: { url: 'https://example.com/', formats: ['markdown', 'links'] },
-  keywords: ['scrape', 'markdown', 'plain text', 'html', 'render', 'javascript', 'page'],
+  keywords: [
+    'scrape',
+    'markdown',
+    'plain text',
+    'text',
+    'html',
+    'render',
+    'javascript',
+    'page',
+    'links',
+    'summary',
+    'summarize',
+    'screenshot',
+    'stealth',
+  ],
 });
 
 export const search = defineAction({
@@ -73,7 +91,10 @@ export const search = defineAction({
   title: 'Search the web (scraperB)',
   summary:
     'Web search with optional full page content per hit (scrapeOptions). tbs limits recency (qdr:h/d/w/m/y); ' +
-    'sources picks web, news and/or images. Needs the fastCRW vendor.',
+    'sources picks web, news and/or images. Returns { results }.',
+  whenToUse:
+    'Use it for news or image results, or results from the last hour, day, week, month or year ' +
+    '(tbs); for a plain web search scraperA/search is enough.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -99,7 +120,18 @@ export const search = defineAction({
   }),
   annotations: scrapeAnnotations,
   example: { query: 'rust web crawler', limit: 5 },
-  keywords: ['search', 'web search', 'news', 'images', 'query'],
+  keywords: [
+    'search',
+    'web search',
+    'news',
+    'images',
+    'pictures',
+    'photos',
+    'query',
+    'recent',
+    'past week',
+    'headlines',
+  ],
 });
 
 export const map = defineAction({
@@ -109,6 +141,9 @@ export const map = defineAction({
   summary:
     "Lists a site's URLs without scraping them: sitemaps (useSitemap, default true) plus links followed " +
     'maxDepth levels from the start page. timeout is in seconds (default 120).',
+  whenToUse:
+    "Use it to list a site's URLs when links must be followed several levels deep (maxDepth); for a " +
+    'sitemap-level list scraperA/map is enough.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -131,7 +166,7 @@ export const map = defineAction({
   annotations: scrapeAnnotations,
   timeoutMs: 130_000,
   example: { url: 'https://example.com/' },
-  keywords: ['map', 'sitemap', 'urls', 'links', 'discover'],
+  keywords: ['map', 'sitemap', 'urls', 'links', 'discover', 'deep links', 'list urls'],
 });
 
 export const crawl = defineAction({
@@ -142,6 +177,9 @@ export const crawl = defineAction({
     'Starts a crawl from url (same site, breadth-first, robots.txt respected) and returns { id } at once; ' +
     'poll scraperB/crawl_status every few seconds. One price covers the whole job (up to maxPages pages); a ' +
     'crawl that fails without a single page is refunded.',
+  whenToUse:
+    'Use it for a crawl of up to 100 pages with per-page formats (plain text, HTML, links) or ' +
+    'JavaScript rendering control; for a cheaper crawl use scraperA/crawl.',
   priceCents: 10,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -162,7 +200,7 @@ export const crawl = defineAction({
   pollWith: 'scraperB/crawl_status',
   jobHandle: 'id',
   example: { url: 'https://example.com/', maxPages: 10 },
-  keywords: ['crawl', 'spider', 'site', 'async', 'pages'],
+  keywords: ['crawl', 'spider', 'site', 'async', 'pages', 'javascript', 'render', 'plain text'],
 });
 
 export const crawlStatus = defineAction({
@@ -170,8 +208,11 @@ export const crawlStatus = defineAction({
   action: 'crawl_status',
   title: 'Status and pages of a crawl (scraperB)',
   summary:
-    'Reports a scraperB crawl: status (scraping, completed, failed, cancelled), completed and total counts, ' +
-    'and the scraped pages in data. Poll every few seconds until status is no longer scraping.',
+    'Reports a scraperB crawl: status (scraping, completed, failed, cancelled), finished, completed and total ' +
+    'counts, and the scraped pages in data. While it runs, wait next_poll_seconds between polls.',
+  whenToUse:
+    'Use it after scraperB/crawl, with its id, until finished is true; it is priced per poll, so ' +
+    'wait a few seconds between polls.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, { id: crawlId }),
@@ -185,7 +226,7 @@ export const crawlStatus = defineAction({
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
   example: { id: 'crawl_0abc' },
-  keywords: ['crawl', 'status', 'poll'],
+  keywords: ['crawl', 'status', 'poll', 'progress', 'finished', 'done'],
 });
 
 const extractEntry = z.looseObject({
@@ -204,6 +245,9 @@ export const extract = defineAction({
     'AI extraction from 1-10 pages with a prompt and/or JSON Schema; basis adds per-field source evidence. ' +
     'Usually answers inline { results: [{ url, status, data }] }; a slow job answers { id, status: ' +
     '"processing" }: then poll scraperB/extract_status.',
+  whenToUse:
+    'Use it when extracted data must come with per-field source evidence (basis); otherwise ' +
+    'scraperA/extract is cheaper.',
   priceCents: 5,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -222,7 +266,17 @@ export const extract = defineAction({
   jobHandle: 'id',
   timeoutMs: 120_000,
   example: { urls: ['https://example.com/'], prompt: 'The page title' },
-  keywords: ['extract', 'structured', 'json', 'schema', 'ai', 'evidence'],
+  keywords: [
+    'extract',
+    'structured',
+    'json',
+    'schema',
+    'ai',
+    'evidence',
+    'source quote',
+    'basis',
+    'citations',
+  ],
 });
 
 export const extractStatus = defineAction({
@@ -230,21 +284,25 @@ export const extractStatus = defineAction({
   action: 'extract_status',
   title: 'Status and results of an extraction (scraperB)',
   summary:
-    'Reports an asynchronous scraperB extraction: status (processing, completed, failed, cancelled) and ' +
-    'per-URL results { url, status, data, error }. Poll every few seconds while processing.',
+    'Reports an asynchronous scraperB extraction: status (processing, completed, failed, cancelled), finished ' +
+    'and per-URL results { url, status, data, error }. While it runs, wait next_poll_seconds between polls.',
+  whenToUse:
+    'Use it only when scraperB/extract answered status processing, with its id, until finished is ' +
+    'true; it is priced per poll.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, { id: z.string().min(1).max(200).describe('The id from scraperB/extract.') }),
   output: outputObject({
     status: z.enum(['processing', 'completed', 'failed', 'cancelled']).describe('The job state.'),
     results: z.array(extractEntry).describe('Per-URL results, in the order asked.'),
+    ...pollFields,
   }),
   annotations: scrapeAnnotations,
   timeoutMs: 30_000,
   // An extraction job that failed (every URL failed) is refunded.
   refundsStart: { start: 'scraperB/extract', handleField: 'id', failed: (o) => o.status === 'failed' },
   example: { id: 'extract_0abc' },
-  keywords: ['extract', 'status', 'poll'],
+  keywords: ['extract', 'extraction', 'status', 'poll', 'job', 'done', 'finished'],
 });
 
 export const scraperB = group(scrape, search, map, crawl, crawlStatus, extract, extractStatus);

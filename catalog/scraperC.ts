@@ -56,7 +56,11 @@ export const scrape = defineAction({
   title: 'Fetch a page as HTML (scraperC)',
   summary:
     'Fetches one web page and returns its HTML as { raw }. Use browser: false for static pages; the default ' +
-    'browser rendering runs JavaScript. Try this before scraperC/scrape_residential.',
+    'browser rendering runs JavaScript.',
+  whenToUse:
+    "Use it when you need a page's raw HTML (to parse it yourself), or must run your own JavaScript, " +
+    'wait for a selector or send cookies; if the page blocks it, retry with ' +
+    'scraperC/scrape_residential.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, shared),
@@ -64,7 +68,20 @@ export const scrape = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example,
-  keywords: ['html', 'fetch', 'page', 'website', 'scrape', 'download'],
+  keywords: [
+    'html',
+    'raw html',
+    'fetch',
+    'page',
+    'website',
+    'scrape',
+    'download',
+    'page source',
+    'selector',
+    'wait for',
+    'javascript snippet',
+    'cookies',
+  ],
 });
 
 export const scrapeResidential = defineAction({
@@ -73,7 +90,10 @@ export const scrapeResidential = defineAction({
   title: 'Fetch a page through residential proxies (scraperC)',
   summary:
     'Like scraperC/scrape but through a residential proxy pool, for anti-bot walled, geo-fenced or ' +
-    'datacenter-blocking pages. Use only after a plain scrape failed. Returns { raw }.',
+    'datacenter-blocking pages. Returns { raw }.',
+  whenToUse:
+    'Use it only after a plain scrape failed or returned a block page: anti-bot walls, geo-fenced or ' +
+    'datacenter-blocking sites. It costs four times scraperC/scrape.',
   priceCents: 4,
   strict: STRICT,
   input: inputObject(STRICT, shared),
@@ -81,7 +101,23 @@ export const scrapeResidential = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example: { url: 'https://example.com/' },
-  keywords: ['residential', 'proxy', 'blocked', 'anti-bot', 'geo'],
+  keywords: [
+    'residential',
+    'proxy',
+    'blocked',
+    'blocks',
+    'anti-bot',
+    'bot protection',
+    'captcha',
+    'cloudflare',
+    'geo',
+    'geo-fenced',
+    'denied',
+    'access denied',
+    'forbidden',
+    '403',
+    'repeatedly blocked',
+  ],
 });
 
 export const markdown = defineAction({
@@ -91,6 +127,9 @@ export const markdown = defineAction({
   summary:
     'Fetches one web page and returns it converted to Markdown as { url, markdown }: the cheapest way to read ' +
     'a page into a model context.',
+  whenToUse:
+    'Use it to read a whole page (not just its main content) as Markdown, with browser controls such ' +
+    'as wait_for_selector and cookies; for main content only use scraperA/scrape.',
   priceCents: 1,
   strict: STRICT,
   input: inputObject(STRICT, shared),
@@ -101,7 +140,7 @@ export const markdown = defineAction({
   annotations,
   timeoutMs: TIMEOUT_MS,
   example,
-  keywords: ['markdown', 'read', 'text', 'article', 'page', 'convert'],
+  keywords: ['markdown', 'read', 'text', 'article', 'page', 'convert', 'to markdown', 'whole page'],
 });
 
 export const extract = defineAction({
@@ -111,6 +150,9 @@ export const extract = defineAction({
   summary:
     'Schema-less AI extraction: fetches a page and returns a JSON object with the properties you list, e.g. ' +
     '"title, price(number), reviews(list: title, content)". Output keys are camelCase.',
+  whenToUse:
+    'Use it to pull a few named fields from one page without writing a JSON Schema; for several ' +
+    'pages or a strict schema use scraperA/extract or scraperB/extract.',
   priceCents: 5,
   strict: STRICT,
   input: inputObject(STRICT, {
@@ -125,7 +167,7 @@ export const extract = defineAction({
   annotations,
   timeoutMs: 120_000,
   example: { url: 'https://example.com/', extract_properties: 'title, description' },
-  keywords: ['extract', 'structured', 'fields', 'json', 'ai'],
+  keywords: ['extract', 'structured', 'fields', 'json', 'ai', 'named fields', 'properties', 'pull fields'],
 });
 
 export const scraperC = group(scrape, scrapeResidential, markdown, extract);

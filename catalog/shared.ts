@@ -10,3 +10,15 @@ export const nonEmpty = (description: string) => z.string().min(1).describe(desc
 /** A string or number field; ranges like '2-4' are allowed where the vendor supports them. */
 export const stringOrNumber = (description: string) =>
   z.union([z.string().min(1), z.number()]).describe(description);
+
+/** Every poll answers whether the job is over, and while it is not, when to ask again. */
+export const pollFields = {
+  finished: z
+    .boolean()
+    .describe('true once the job reached a final state: polling again returns the same answer, so stop.'),
+  next_poll_seconds: z
+    .number()
+    .int()
+    .optional()
+    .describe('While the job runs: seconds to wait before polling again.'),
+};

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
+import { pollFields } from './shared.js';
 import { composition, compositionFields, partialFormat } from './videoasm-composition.js';
 
 // videoasm (spec §4.2): video assembly on CueFrame. upload → create_project → validate → put_composition →
@@ -46,6 +47,9 @@ export const upload = defineAction({
     'Step 1 of video assembly. Imports a file you stored with files/upload (or files/upload_from_url) onto the ' +
     'video provider and returns { media_id, status } at once; processing finishes server-side. Reference ' +
     `media_id in compositions as source.mediaId. Accepted types: ${ACCEPTED_CONTENT_TYPES.join(', ')}.`,
+  whenToUse:
+    'Use it once per clip, image or audio file the video will use, after storing the file with ' +
+    'files/upload or files/upload_from_url.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -67,7 +71,7 @@ export const upload = defineAction({
   }),
   annotations: write,
   example: { file_id: 'file_0mdx3k2a1b2c3d4e5f6g7h8i9j', filename: 'intro.mp4' },
-  keywords: ['video', 'media', 'import', 'clip', 'footage', 'assemble'],
+  keywords: ['video', 'media', 'import', 'clip', 'footage', 'assemble', 'video editor', 'into the editor'],
 });
 
 export const createProject = defineAction({
@@ -77,6 +81,7 @@ export const createProject = defineAction({
   summary:
     'Step 2 of video assembly. Creates a project and returns { id }, the project_id for put_composition and ' +
     'render. The format can be set here or later in the composition.',
+  whenToUse: 'Use it once per video, before videoasm/put_composition and videoasm/render.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -94,7 +99,7 @@ export const createProject = defineAction({
   }),
   annotations: write,
   example: { name: 'Launch teaser', format: { aspectRatio: '9:16', fps: 30, resolution: 'fhd' } },
-  keywords: ['video', 'project', 'edit', 'assemble'],
+  keywords: ['video', 'project', 'new project', 'edit', 'assemble', 'create project'],
 });
 
 const wrapper = composition
@@ -108,7 +113,11 @@ export const putComposition = defineAction({
   summary:
     'Step 3 of video assembly. Replaces the project’s composition: send project_id with v, format and tracks ' +
     'at the top level (or inside a composition wrapper). Run videoasm/validate first and repeat until valid: ' +
-    'clips that fail validation are silently dropped and an invalid edit wastes a paid render.',
+    'clips that fail validation are silently dropped and an invalid edit wastes a paid render. Returns ' +
+    '{ project_id, saved, track_count, clip_count }.',
+  whenToUse:
+    'Use it after videoasm/validate answered valid: true for exactly this composition; ' +
+    'videoasm/render refuses a project whose stored composition has not passed validation.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -161,7 +170,16 @@ export const putComposition = defineAction({
       },
     ],
   },
-  keywords: ['video', 'timeline', 'edit', 'composition', 'clips', 'tracks'],
+  keywords: [
+    'video',
+    'timeline',
+    'edit',
+    'composition',
+    'clips',
+    'tracks',
+    'save composition',
+    'set timeline',
+  ],
 });
 
 export const validate = defineAction({
@@ -173,6 +191,9 @@ export const validate = defineAction({
     'category, retryable, message, fix? }] }. Send v, format and tracks at the top level (or a composition ' +
     'wrapper), shaped as in videoasm/put_composition. Required before put_composition and render: repeat ' +
     'until valid is true. A result with valid: false is a successful (charged) call.',
+  whenToUse:
+    'Use it before every videoasm/put_composition and videoasm/render, fixing the errors and ' +
+    'repeating until valid is true; it is the cheap way to avoid a wasted $1.00 render.',
   priceCents: 1,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -215,7 +236,7 @@ export const validate = defineAction({
     format: { aspectRatio: '16:9', fps: 30, resolution: 'fhd' },
     tracks: [{ id: 'track-video', kind: 'video', contents: [] }],
   },
-  keywords: ['video', 'check', 'lint', 'composition', 'dry run'],
+  keywords: ['video', 'check', 'lint', 'composition', 'dry run', 'valid', 'validate', 'errors'],
 });
 
 export const render = defineAction({
@@ -228,6 +249,10 @@ export const render = defineAction({
     're-run render to check on it: each render call starts and charges a new render. intent preview is a fast ' +
     'draft, final the full-resolution master. priority interactive is reserved for editor sessions (403). ' +
     'If the render fails, its price is refunded when videoasm/result reports the failure.',
+  whenToUse:
+    'Use it once the composition stored with videoasm/put_composition has passed videoasm/validate ' +
+    '(otherwise it is refused, uncharged, and told to validate); use intent preview for a draft ' +
+    'before a final render.',
   priceCents: 100,
   strict: LOOSE,
   input: inputObject(LOOSE, {
@@ -248,7 +273,7 @@ export const render = defineAction({
   jobHandle: 'job_id',
   timeoutMs: 60_000,
   example: { project_id: 'prj_0mdx3k2a1b2c3d4e5f6g7h8i9j', intent: 'preview' },
-  keywords: ['video', 'render', 'export', 'mp4'],
+  keywords: ['video', 'render', 'export', 'mp4', 'make video', 'produce'],
 });
 
 export const RENDER_STATES = ['queued', 'rendering', 'complete', 'failed', 'cancelled'] as const;
@@ -259,8 +284,15 @@ export const result = defineAction({
   title: 'Poll a render',
   summary:
     'Returns the state of a render started by videoasm/render: queued, rendering, complete (with output_url, ' +
-    'the MP4) or failed. Poll every few seconds until complete or failed; polling never starts a new render.',
-  priceCents: 1,
+    'the MP4), failed or cancelled, and finished. While it runs, wait next_poll_seconds between polls; polling ' +
+    'never starts a new render. Free (not priced by the spec), rate-limited.',
+  whenToUse:
+    'Use it after videoasm/render, with its job_id, to learn when the MP4 is ready; it is free, and ' +
+    'once finished is true further polls return the same answer.',
+  // Not in the spec's price list: free (docs/decisions.md, "Polls"). Public: an accountless (x402) payer polls
+  // its render with the job_id alone; an account's job ids need its credential.
+  priceCents: 0,
+  access: 'public',
   strict: false,
   input: inputObject(false, {
     job_id: z.string().min(1).describe('job_id returned by videoasm/render.'),
@@ -280,6 +312,7 @@ export const result = defineAction({
     })
       .nullable()
       .describe('Set when the render failed.'),
+    ...pollFields,
   }),
   annotations: read,
   // A render that fails (or is cancelled upstream) is refunded when a poll sees it.
@@ -289,7 +322,18 @@ export const result = defineAction({
     failed: (o) => o.status === 'failed' || o.status === 'cancelled',
   },
   example: { job_id: 'rnd_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
-  keywords: ['video', 'render', 'status', 'poll', 'download'],
+  keywords: [
+    'video',
+    'render',
+    'status',
+    'poll',
+    'download',
+    'finished',
+    'ready',
+    'done',
+    'mp4 link',
+    'output',
+  ],
 });
 
 export const videoasm = group(upload, createProject, putComposition, validate, render, result);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pollFields } from './shared.js';
 
 // Shapes shared by the scraping services (scraperA, scraperB): one scraped page, a crawl status.
 
@@ -46,11 +47,12 @@ export const scrapedPage = z
 export const crawlStatusOutput = {
   status: z
     .enum(['scraping', 'completed', 'failed', 'cancelled'])
-    .describe('scraping: still running (poll again in a few seconds); the others are final.'),
+    .describe('scraping: still running (poll again after next_poll_seconds); the others are final.'),
   completed: z.number().int().nonnegative().describe('Pages done so far.'),
   total: z.number().int().nonnegative().describe('Pages found to crawl so far.'),
   data: z.array(scrapedPage).describe('The scraped pages (so far).'),
   error: z.string().optional().describe('Why the crawl failed.'),
+  ...pollFields,
 };
 
 export const crawlId = z.string().min(1).max(200).describe('The crawl id returned by the crawl action.');

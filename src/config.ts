@@ -70,6 +70,8 @@ export const envSchema = z.object({
   TOLLGATE_ALLOWED_ORIGINS: list.default([]),
   /** Hosts/CIDRs the SSRF guard lets through (tests, intranets). Empty: loopback and private ranges refused. */
   TOLLGATE_FETCH_ALLOW: list.default([]),
+  /** Actions this gateway cannot run (vendor not configured): hide them from listings, or list them marked. */
+  TOLLGATE_LIST_UNAVAILABLE: z.enum(['hide', 'mark']).default('hide'),
   // ---- the built-in web engine (scraperA/B/C without a vendor; docs/decisions.md "Web engine") ----
   /** Per scraper group: auto (vendor when its key is set, else built-in), vendor (never built-in), builtin. */
   TOLLGATE_SCRAPERA_ENGINE: z.enum(['auto', 'vendor', 'builtin']).default('auto'),

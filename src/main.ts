@@ -111,7 +111,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const { ledger, db } = openLedger(config.dataDir, {
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
-    onCommit: prom?.metrics.ledgerCommit,
+    writerThread: true,
+    commits: prom?.commits,
   });
   const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs, telemetry });
 
@@ -279,6 +280,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const shim = runRoutes({
     run,
@@ -287,6 +289,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: config.maxBodyBytes,
     publicUrl: config.publicUrl,
     x402,
+    unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.

@@ -188,6 +188,43 @@ export const REQUIREMENTS = {
   'videoasm:vendor-failure-uncharged':
     'A CueFrame error envelope or 4xx/5xx charges nothing and shows no vendor text.',
   'supersearch:cites-transaction': 'platform/supersearch evidence items each cite a transaction id (§4.3).',
+  'supersearch:intent-routing':
+    'With only a query, an intent classifier picks the facets, recency and social platform (§4.3).',
+  'supersearch:facet-sources':
+    'Each facet asks its own kind of source (news vertical with recency, research and code engines, …).',
+  'supersearch:budget':
+    'budgetCents caps the internal source calls; facets that do not fit are skipped and said.',
+  'supersearch:merge':
+    'Results are merged across facets, deduplicated, and name every facet that found them.',
+  'supersearch:scrape-hard': 'Hard pages (urls, scrape-hard) go through the browser or the residential path.',
+  // agents (issue 13): consult, discover, descriptions, availability, compact MCP, polls, the render guard
+  'consult:validated-calls':
+    'Every call platform/consult returns is validated against its schema; what the goal lacks is listed.',
+  'consult:values-from-goal':
+    'Consult fills values from the goal: addresses whole and split, city/state, zip, coordinates, URLs, ids, counts.',
+  'consult:workflows': 'Multi-step goals become ordered steps whose inputs name earlier outputs.',
+  'consult:free-actions':
+    'Free actions (balance, transactions, files list, polls) are suggested where they answer.',
+  'consult:plan-price': 'total_price_cents is the cost of running the plan once; alternatives are not added.',
+  'consult:no-plan-uncharged': 'A goal nothing fits is refused (404), not charged.',
+  'consult:model-refinement':
+    'With the model router, the cheap tier may refine the first call; invalid refinements keep the rules plan.',
+  'agents:evaluation':
+    'Discover and consult meet their thresholds on the kept plain-English goals (tuning and held-out).',
+  'catalog:descriptions-actionable':
+    'Every description says what, when to use it rather than its siblings, what it returns and its price; no vendor names.',
+  'catalog:availability':
+    'Listings (tools/list, GET /api/run, discover, consult) leave out or mark actions this gateway cannot run.',
+  'mcp:tool-names-in-descriptions': 'On /mcp, descriptions name other tools by their MCP names.',
+  'mcp:compact-tools':
+    '/mcp?tools=compact lists discover, describe_action and run_action; every action stays reachable and priced.',
+  'polls:free-unpriced':
+    'Polls the spec does not price are free and never charged; priced polls stay priced.',
+  'polls:finished': 'A poll says whether the job is finished, and while it runs when to poll again.',
+  'polls:x402-bearer':
+    'An accountless (x402) payer polls its job anonymously with the handle; account handles need the account.',
+  'videoasm:validate-before-render':
+    'render of a project whose stored composition has not passed validate is refused, uncharged, saying what to run.',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
   'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',

@@ -1,13 +1,33 @@
+import type { Action } from '../catalog/index.js';
+import { GatewayError } from '../src/errors.js';
 import { formatUsd } from '../src/lib/money.js';
-import { searchCatalog } from './catalog-search.js';
+import { catalogAvailability } from './availability.js';
+import { refineWithModel } from './consult-llm.js';
 import { planCalls } from './consult-plan.js';
+import type { Services } from './context.js';
+import { rankGoal } from './goal-signals.js';
 import { supersearch, supersearchPrecheck } from './supersearch.js';
 import type { ServiceHandlers } from './types.js';
 
+/** Only what this gateway can run now is suggested or found (tools/availability.ts). */
+function runnableOn(services: Services): (a: Action) => boolean {
+  const avail = catalogAvailability(services);
+  return (a) => avail.get(a.id)?.available !== false;
+}
+
 export const platformHandlers: ServiceHandlers<'platform'> = {
-  'platform/consult': async (input) => {
-    const calls = planCalls(input.intent);
-    return { calls, total_price_cents: calls.reduce((s, c) => s + c.price_cents, 0) };
+  'platform/consult': async (input, ctx) => {
+    const runnable = runnableOn(ctx.services);
+    const plan = planCalls(input.intent, runnable);
+    if (plan.calls.length === 0) {
+      // A plan it cannot stand behind is not sold: the call fails, uncharged, and says where to look instead.
+      throw new GatewayError(
+        'resource_not_found',
+        'No action this gateway can run fits this goal. Try platform/discover (free) with a few keywords, or ' +
+          'say what you want in other words. Nothing was charged.',
+      );
+    }
+    return { ...(await refineWithModel(input.intent, plan, ctx, runnable)) };
   },
 
   'platform/supersearch': {
@@ -19,8 +39,8 @@ export const platformHandlers: ServiceHandlers<'platform'> = {
     run: supersearch,
   },
 
-  'platform/discover': async (input) => ({
-    results: searchCatalog(input.query, input.limit).map(({ action, score }) => ({
+  'platform/discover': async (input, ctx) => ({
+    results: rankGoal(input.query, input.limit, runnableOn(ctx.services)).map(({ action, score }) => ({
       id: action.id,
       tool_name: action.toolName,
       title: action.title,

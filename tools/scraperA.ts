@@ -1,5 +1,6 @@
 import { GatewayError, invalidInput } from '../src/errors.js';
 import type { HandlerContext, Services } from './context.js';
+import { pollState } from './poll.js';
 import type { InputOf, ServiceHandlers } from './types.js';
 import {
   browserOff,
@@ -22,6 +23,8 @@ import { compileSchema, extractJson, llmMissing, requireLlm } from './web-llm.js
 
 const G = 'scraperA';
 const CRAWL = 'crawl_a';
+/** Crawl states that are not final. */
+const RUNNING = ['scraping'];
 /** Built-in crawl size when `limit` is not given (Firecrawl's own default, 10000, is far above our cap). */
 const DEFAULT_CRAWL_PAGES = 100;
 /** Firecrawl's default maxDepth. */
@@ -177,13 +180,13 @@ export const scraperAHandlers: ServiceHandlers<'scraperA'> = {
           data: s.data.map(scrubPage),
         };
         if (s.nextSkip !== undefined) out.next_skip = s.nextSkip;
-        return out as never;
+        return pollState(out as { status: string }, RUNNING) as never;
       }
       const engine = ctx.services.engine;
       if (!engine) throw groupOff(G);
       const s = await engine.crawlStatus(rec.ref, input.skip ?? 0);
       if (!s) throw expired('crawl');
-      return s as never;
+      return pollState(s, RUNNING) as never;
     },
   },
 

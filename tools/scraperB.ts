@@ -2,6 +2,7 @@ import { GatewayError, invalidInput } from '../src/errors.js';
 import type { WebEngine } from '../src/ports/web-engine.js';
 import type { FastcrwExtractResult } from '../src/upstreams/fastcrw.js';
 import type { HandlerContext, Services } from './context.js';
+import { pollState } from './poll.js';
 import type { InputOf, ServiceHandlers } from './types.js';
 import {
   browserOff,
@@ -265,14 +266,15 @@ export const scraperBHandlers: ServiceHandlers<'scraperB'> = {
         const crw = ctx.services.vendors.fastcrw;
         if (!crw) throw groupOff(G);
         const s = await crw.crawlStatus(rec.ref, ctx.signal);
-        return { status: s.status, completed: s.completed, total: s.total, data: s.data.map(scrubPage) };
+        const out = { status: s.status, completed: s.completed, total: s.total, data: s.data.map(scrubPage) };
+        return pollState(out, ['scraping']);
       }
       const engine = ctx.services.engine;
       if (!engine) throw groupOff(G);
       const s = await engine.crawlStatus(rec.ref, 0);
       if (!s) throw expired('crawl');
       const { next_skip, ...rest } = s;
-      return next_skip === undefined ? rest : { ...rest, truncated: true };
+      return pollState(next_skip === undefined ? rest : { ...rest, truncated: true }, ['scraping']);
     },
   },
 
@@ -313,7 +315,7 @@ export const scraperBHandlers: ServiceHandlers<'scraperB'> = {
         const s = await crw.extractStatus(rec.ref, ctx.signal);
         // `cancelling` is fastCRW's non-terminal step towards `cancelled`: still processing for the caller.
         const status = s.status === 'cancelling' ? 'processing' : s.status;
-        return { status, results: s.results.map((e) => scrubEntry(ctx, e)) };
+        return pollState({ status, results: s.results.map((e) => scrubEntry(ctx, e)) }, ['processing']);
       }
       const engine = ctx.services.engine;
       if (!engine) throw groupOff(G);
@@ -332,7 +334,7 @@ export const scraperBHandlers: ServiceHandlers<'scraperB'> = {
                   : r,
             )
           : results;
-      return { status: job.status, results: final };
+      return pollState({ status: job.status, results: final }, ['processing']);
     },
   },
 };

@@ -1,12 +1,24 @@
 import { GatewayError, notConfigured } from '../src/errors.js';
-import { htmlToMarkdown } from '../src/lib/markdown.js';
 import type { HandlerContext, Services } from './context.js';
+import { type Facet, type Route, route } from './supersearch-route.js';
+import {
+  fetchHard,
+  fetchPlain,
+  type Hit,
+  ladder,
+  noIndex,
+  PLATFORM_SITES,
+  type SearchOpts,
+  tbsFor,
+} from './supersearch-sources.js';
 import type { InputOf, OutputOf } from './types.js';
 
-// platform/supersearch: a flat-priced fan-out. Each facet runs its own "source ladder" (the configured web-search
-// vendors, with the facet expressed as query operators) concurrently; results are normalized, filtered by domain,
-// deduplicated and interleaved across facets. `urls` skips search and fetches pages directly with the built-in,
-// SSRF-guarded fetcher, so it works with no vendor at all. Every evidence item cites this call's transaction.
+// platform/supersearch: a flat-priced fan-out (spec §4.3). The route (supersearch-route) says which facets run,
+// from the caller or from the intent classifier, within the internal budget. Each facet runs its own source
+// ladder concurrently (supersearch-sources); results are filtered by domain, merged across facets (a page found
+// by several facets ranks higher and says which), deduplicated and capped. `urls` skip search: the pages are
+// fetched directly, through the browser or residential proxies when they are hard. Every evidence item cites
+// this call's transaction.
 
 type Input = InputOf<'platform/supersearch'>;
 type Output = OutputOf<'platform/supersearch'>;
@@ -19,113 +31,16 @@ interface Found {
   facet: string;
   source: string;
   markdown?: string;
+  also_found_by?: string[];
+  published_at?: string;
 }
 
 export const SEARCH_ENV = ['TOLLGATE_FIRECRAWL_API_KEY', 'TOLLGATE_FASTCRW_API_KEY'];
 const DEFAULT_RESULTS = 10;
 const FETCH_CONCURRENCY = 4;
 
-/** How each facet narrows a web search. Vendors take Google-style operators. */
-const FACET_QUERY: Record<string, (q: string) => string> = {
-  web: (q) => q,
-  news: (q) => q,
-  docs: (q) => `${q} documentation`,
-  academic: (q) => `${q} (site:arxiv.org OR site:semanticscholar.org OR site:pubmed.ncbi.nlm.nih.gov)`,
-  code: (q) => `${q} (site:github.com OR site:stackoverflow.com)`,
-  'public-filings': (q) => `${q} site:sec.gov`,
-  compliance: (q) => `${q} compliance`,
-  funding: (q) => `${q} funding round`,
-  financials: (q) => `${q} financial results`,
-  legal: (q) => `${q} (court OR ruling OR statute)`,
-  nonprofits: (q) => `${q} nonprofit (site:projects.propublica.org OR site:guidestar.org)`,
-  regulatory: (q) => `${q} (site:federalregister.gov OR site:regulations.gov)`,
-  scrape: (q) => q,
-  'scrape-hard': (q) => q,
-  social: (q) => q,
-};
-
-const PLATFORM_SITES: Record<string, string> = {
-  tiktok: 'tiktok.com',
-  instagram: 'instagram.com',
-  youtube: 'youtube.com',
-  twitter: 'x.com',
-  weibo: 'weibo.com',
-  reddit: 'reddit.com',
-};
-
-interface Hit {
-  title: string;
-  url: string;
-  snippet: string;
-  source: string;
-  markdown?: string;
-}
-
-/** A search function of one vendor, or undefined when it is not configured. */
-type Searcher = (
-  query: string,
-  opts: { limit: number; tbs?: string; news: boolean },
-  signal: AbortSignal,
-) => Promise<Hit[]>;
-
-function searchers(s: Services): Searcher[] {
-  const out: Searcher[] = [];
-  const fc = s.vendors.firecrawl;
-  if (fc) {
-    out.push(async (query, o, signal) =>
-      (await fc.search({ query, limit: o.limit, ...(o.tbs ? { tbs: o.tbs } : {}) }, signal)).map((r) =>
-        hit(r, 'firecrawl'),
-      ),
-    );
-  }
-  const crw = s.vendors.fastcrw;
-  if (crw) {
-    out.push(async (query, o, signal) => {
-      const body = {
-        query,
-        limit: Math.min(o.limit, 20),
-        ...(o.tbs ? { tbs: o.tbs } : {}),
-        ...(o.news ? { sources: ['news'] } : {}),
-      };
-      return flattenCrw(await crw.search(body, signal)).map((r) => hit(r, 'fastcrw'));
-    });
-  }
-  return out;
-}
-
-/** fastCRW answers a list, `{ results }` (self-hosted) or `{ web, news, images }` (with `sources`). */
-function flattenCrw(data: unknown): Array<Record<string, unknown>> {
-  if (Array.isArray(data)) return data as Array<Record<string, unknown>>;
-  if (data && typeof data === 'object') {
-    const d = data as Record<string, unknown>;
-    if (Array.isArray(d.results)) return d.results as Array<Record<string, unknown>>;
-    return ['web', 'news'].flatMap((k) =>
-      Array.isArray(d[k]) ? (d[k] as Array<Record<string, unknown>>) : [],
-    );
-  }
-  return [];
-}
-
-function hit(r: Record<string, unknown>, source: string): Hit {
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const h: Hit = {
-    title: str(r.title),
-    url: str(r.url),
-    snippet: str(r.snippet) || str(r.description),
-    source,
-  };
-  if (typeof r.markdown === 'string') h.markdown = r.markdown;
-  return h;
-}
-
-/** Recency as Google's `tbs` buckets: the smallest window that covers the request. */
-export function tbsFor(days: number | undefined): string | undefined {
-  if (days === undefined) return undefined;
-  if (days <= 1) return 'qdr:d';
-  if (days <= 7) return 'qdr:w';
-  if (days <= 31) return 'qdr:m';
-  if (days <= 365) return 'qdr:y';
-  return undefined;
+function indexes(s: Services): number {
+  return Number(Boolean(s.vendors.fastcrw)) + Number(Boolean(s.vendors.firecrawl));
 }
 
 function hostOf(url: string): string | undefined {
@@ -138,61 +53,79 @@ function hostOf(url: string): string | undefined {
 
 const matchesDomain = (host: string, domain: string) => {
   const d = domain.toLowerCase().replace(/^www\./, '');
-  return host === d || host.endsWith(`.${d}`) || host === `www.${d}`;
+  return host === d || host.endsWith(`.${d}`);
 };
 
-/** The query one facet sends: the facet's operators, the caller's domains and exclusions, the platform. */
-export function facetQuery(input: Input, facet: string): string {
-  let q = (FACET_QUERY[facet] ?? FACET_QUERY.web)?.(input.query) ?? input.query;
-  const domains =
-    facet === 'social' && input.platform ? [PLATFORM_SITES[input.platform] as string] : input.domains;
-  if (domains?.length) q += ` (${domains.map((d) => `site:${d}`).join(' OR ')})`;
-  for (const d of input.excludeDomains ?? []) q += ` -site:${d}`;
-  return q;
-}
-
-function keep(input: Input, h: Hit): boolean {
+function keep(input: Input, sites: readonly string[] | undefined, h: Hit): boolean {
   const host = hostOf(h.url);
   if (!host || !/^https?:/.test(h.url)) return false;
   if (input.excludeDomains?.some((d) => matchesDomain(host, d))) return false;
-  if (input.domains?.length && !input.domains.some((d) => matchesDomain(host, d))) return false;
+  if (sites?.length && !sites.some((d) => matchesDomain(host, d))) return false;
   return true;
 }
 
-async function runFacet(input: Input, facet: string, limit: number, ctx: HandlerContext): Promise<Hit[]> {
-  const ladder = searchers(ctx.services);
-  const query = facetQuery(input, facet);
-  const opts = { limit, tbs: tbsFor(input.recencyDays), news: facet === 'news' };
-  // timeCritical races the indexes; otherwise the ladder is tried in order until one answers.
-  if (input.timeCritical && ladder.length > 1)
-    return Promise.any(ladder.map((s) => s(query, opts, ctx.signal)));
+/** The internal budget, spent as source calls are made. */
+class Budget {
+  spent = 0;
+  constructor(readonly cents: number) {}
+  spend(cents: number): boolean {
+    if (this.spent + cents > this.cents) return false;
+    this.spent += cents;
+    return true;
+  }
+}
+
+async function runFacet(
+  input: Input,
+  r: Route,
+  facet: Facet,
+  limit: number,
+  budget: Budget,
+  ctx: HandlerContext,
+): Promise<{ hits: Hit[]; sites: readonly string[] | undefined }> {
+  const steps = ladder(ctx.services, facet);
+  const sites = facet === 'social' && r.platform ? [PLATFORM_SITES[r.platform] as string] : input.domains;
+  const opts: SearchOpts = { limit, tbs: tbsFor(r.recencyDays), sites, excludeSites: input.excludeDomains };
+  // The route reserved this facet's first call (two when racing); fallbacks spend what is left.
+  if (input.timeCritical && steps.length > 1) {
+    const hits = await Promise.any(steps.map((s) => s.search(input.query, facet, opts, ctx.signal)));
+    return { hits, sites };
+  }
   let last: unknown;
-  for (const s of ladder) {
+  for (const [i, s] of steps.entries()) {
+    if (i > 0 && !budget.spend(1)) break;
     try {
-      return await s(query, opts, ctx.signal);
+      return { hits: await s.search(input.query, facet, opts, ctx.signal), sites };
     } catch (e) {
       if (ctx.signal.aborted) throw e;
       last = e;
     }
   }
-  throw last ?? new GatewayError('upstream_error', 'No search index answered; nothing was charged.');
+  throw last ?? noIndex();
 }
 
-/** Fetches pages (or their archived copies) and converts them to Markdown, a few at a time. */
-async function fetchPages(urls: string[], input: Input, ctx: HandlerContext): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
+/** Fetches pages a few at a time; hard ones through the browser or residential proxies. */
+async function fetchPages(
+  urls: string[],
+  hard: boolean,
+  input: Input,
+  budget: Budget,
+  ctx: HandlerContext,
+): Promise<Map<string, { markdown: string; source: string }>> {
+  const out = new Map<string, { markdown: string; source: string }>();
   let next = 0;
   const worker = async () => {
     while (next < urls.length) {
       const url = urls[next++] as string;
       const target = input.asOf ? `https://web.archive.org/web/${input.asOf}/${url}` : url;
-      try {
-        const page = await ctx.services.web.fetchPage(target, { signal: ctx.signal, timeoutMs: 20_000 });
-        if (page.status < 400) out.set(url, htmlToMarkdown(page.body, { baseUrl: page.url }).markdown);
-      } catch (e) {
-        if (ctx.signal.aborted) throw e;
-        ctx.log.warn({ url, err: e }, 'supersearch page fetch failed');
+      const plain = hard ? undefined : await fetchPlain(target, ctx);
+      if (plain !== undefined) {
+        out.set(url, { markdown: plain, source: input.asOf ? 'archive' : 'fetch' });
+        continue;
       }
+      // A page the plain fetch could not get is retried the hard way while the budget allows.
+      const got = await fetchHard(target, ctx, (c) => budget.spend(c));
+      if (got) out.set(url, got);
     }
   };
   await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, urls.length) }, worker));
@@ -200,49 +133,60 @@ async function fetchPages(urls: string[], input: Input, ctx: HandlerContext): Pr
 }
 
 export function supersearchPrecheck(input: Input, services: Services): GatewayError | undefined {
-  if (input.urls?.length) return undefined;
-  if (!services.vendors.firecrawl && !services.vendors.fastcrw) {
-    return notConfigured(
-      'Web search for platform/supersearch (or pass urls to fetch pages directly)',
-      SEARCH_ENV,
-    );
-  }
-  return undefined;
+  if (indexes(services) > 0 || route(input, 0).urls.length > 0) return undefined;
+  return notConfigured(
+    'Web search for platform/supersearch (or pass urls to fetch pages directly)',
+    SEARCH_ENV,
+  );
+}
+
+function planOf(r: Route, budget: Budget, sources: Set<string>): Output['plan'] {
+  return {
+    routed_by: r.routedBy,
+    facets: r.urls.length > 0 ? [r.hard ? 'scrape-hard' : 'scrape'] : r.facets,
+    skipped: r.skipped,
+    ...(r.recencyDays !== undefined ? { recency_days: r.recencyDays } : {}),
+    ...(r.platform ? { platform: r.platform } : {}),
+    budget_cents: budget.cents,
+    spent_cents: budget.spent,
+    sources: [...sources],
+  };
 }
 
 export async function supersearch(input: Input, ctx: HandlerContext): Promise<Output> {
   const max = input.maxResults ?? DEFAULT_RESULTS;
-  const cite = (e: Found): Evidence => ({
-    ...e,
-    transaction_id: ctx.transactionId,
-  });
+  const r = route(input, indexes(ctx.services));
+  const budget = new Budget(r.budgetCents);
+  const sources = new Set<string>();
+  const cite = (e: Found): Evidence => ({ ...e, transaction_id: ctx.transactionId });
 
-  if (input.urls?.length) {
-    const pages = await fetchPages(input.urls, input, ctx);
+  if (r.urls.length > 0) {
+    const pages = await fetchPages(r.urls, r.hard, input, budget, ctx);
     if (pages.size === 0) {
       throw new GatewayError('upstream_rejected', 'None of the urls could be fetched; nothing was charged.');
     }
-    const source = input.asOf ? 'archive' : 'fetch';
-    const evidence = [...pages].slice(0, max).map(([url, md]) =>
-      cite({
-        title: /^#\s+(.+)$/m.exec(md)?.[1] ?? url,
+    const evidence = [...pages].slice(0, max).map(([url, p]) => {
+      sources.add(p.source);
+      return cite({
+        title: /^#\s+(.+)$/m.exec(p.markdown)?.[1] ?? url,
         url,
-        snippet: md.slice(0, 300),
-        facet: 'urls',
-        source,
-        markdown: md,
-      }),
-    );
-    return { query: input.query, evidence };
+        snippet: p.markdown.slice(0, 300),
+        facet: r.hard ? 'scrape-hard' : 'urls',
+        source: p.source,
+        markdown: p.markdown,
+      });
+    });
+    return { query: input.query, evidence, plan: planOf(r, budget, sources) };
   }
 
-  const facets = [...new Set(input.facets)];
-  const settled = await Promise.allSettled(facets.map((f) => runFacet(input, f, max, ctx)));
-  const ok = settled.flatMap((r, i) =>
-    r.status === 'fulfilled' ? [{ facet: facets[i] as string, hits: r.value }] : [],
+  // Each facet's first index call was reserved by the route.
+  budget.spend(r.facets.length * (input.timeCritical && indexes(ctx.services) > 1 ? 2 : 1));
+  const settled = await Promise.allSettled(r.facets.map((f) => runFacet(input, r, f, max, budget, ctx)));
+  const ok = settled.flatMap((s, i) =>
+    s.status === 'fulfilled' ? [{ facet: r.facets[i] as Facet, ...s.value }] : [],
   );
   if (ok.length === 0) {
-    const first = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+    const first = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
     throw first?.reason instanceof GatewayError
       ? first.reason
       : new GatewayError('upstream_error', 'Every search source failed; nothing was charged.', {
@@ -250,40 +194,52 @@ export async function supersearch(input: Input, ctx: HandlerContext): Promise<Ou
         });
   }
 
-  // Interleave facets round-robin so each contributes, dropping filtered and duplicate URLs.
-  const seen = new Set<string>();
-  const picked: Array<Hit & { facet: string }> = [];
-  for (let i = 0; picked.length < max && ok.some((f) => i < f.hits.length); i++) {
-    for (const f of ok) {
-      const h = f.hits[i];
-      if (!h || !keep(input, h)) continue;
-      const key = h.url.replace(/[#?].*$/, '').replace(/\/$/, '');
-      if (seen.has(key)) continue;
-      seen.add(key);
-      picked.push({ ...h, facet: f.facet });
-      if (picked.length >= max) break;
-    }
+  // Merge: a page's score adds 1/(rank+1) for every facet that found it; ties keep the facets' order.
+  const merged = new Map<string, { hit: Hit; facet: string; also: string[]; score: number; order: number }>();
+  let order = 0;
+  for (const f of ok) {
+    f.hits.forEach((h, rank) => {
+      if (!keep(input, f.sites, h)) return;
+      const key = h.url
+        .replace(/[#?].*$/, '')
+        .replace(/\/$/, '')
+        .toLowerCase();
+      const seen = merged.get(key);
+      if (seen) {
+        if (seen.facet !== f.facet && !seen.also.includes(f.facet)) seen.also.push(f.facet);
+        seen.score += 1 / (rank + 1);
+      } else {
+        merged.set(key, { hit: h, facet: f.facet, also: [], score: 1 / (rank + 1), order: order++ });
+      }
+    });
   }
+  const picked = [...merged.values()].sort((a, b) => b.score - a.score || a.order - b.order).slice(0, max);
 
-  const wantContent = input.fidelityRequired || facets.some((f) => f === 'scrape' || f === 'scrape-hard');
+  const wantContent =
+    input.fidelityRequired || r.facets.includes('scrape') || r.facets.includes('scrape-hard');
   const pages = wantContent
     ? await fetchPages(
-        picked.filter((h) => !h.markdown).map((h) => h.url),
+        picked.filter((p) => !p.hit.markdown).map((p) => p.hit.url),
+        r.facets.includes('scrape-hard'),
         input,
+        budget,
         ctx,
       )
-    : new Map();
-  const evidence = picked.map((h) => {
+    : new Map<string, { markdown: string; source: string }>();
+  const evidence = picked.map(({ hit: h, facet, also }) => {
+    sources.add(h.source);
     const e: Found = {
       title: h.title || h.url,
       url: h.url,
       snippet: h.snippet,
-      facet: h.facet,
+      facet,
       source: h.source,
     };
-    const md = h.markdown ?? pages.get(h.url);
+    if (also.length > 0) e.also_found_by = also;
+    if (h.published_at) e.published_at = h.published_at;
+    const md = h.markdown ?? pages.get(h.url)?.markdown;
     if (wantContent && md) e.markdown = md;
     return cite(e);
   });
-  return { query: input.query, evidence };
+  return { query: input.query, evidence, plan: planOf(r, budget, sources) };
 }

@@ -1,7 +1,8 @@
 import { baseMediaType, isAcceptedContentType } from '../catalog/videoasm.js';
 import { GatewayError, invalidInput, notConfigured } from '../src/errors.js';
 import type { CueFrameClient } from '../src/upstreams/cueframe.js';
-import type { HandlerContext, Services } from './context.js';
+import type { HandleRecord, HandlerContext, Services } from './context.js';
+import { pollableHandle, pollState } from './poll.js';
 import type { InputOf, ServiceHandlers } from './types.js';
 import {
   compositionOf,
@@ -11,6 +12,7 @@ import {
   speakOurIds,
   translateMedia,
 } from './videoasm-compose.js';
+import { recordStored, recordValidated, requireValidated } from './videoasm-guard.js';
 
 // videoasm: CueFrame. Every id we hand out (media_id, project id, job_id) is a server-minted handle bound to
 // the caller's account and mapped to CueFrame's id; CueFrame's ids never leave the gateway, so one account
@@ -29,7 +31,7 @@ function cueframe(ctx: HandlerContext): CueFrameClient {
   return c;
 }
 
-async function upstreamProject(ctx: HandlerContext, projectId: string): Promise<string> {
+async function ownProject(ctx: HandlerContext, projectId: string): Promise<HandleRecord> {
   const rec = await ctx.services.handles.resolve(ctx.owner, PROJECT_HANDLE, projectId);
   if (!rec) {
     throw new GatewayError(
@@ -38,7 +40,7 @@ async function upstreamProject(ctx: HandlerContext, projectId: string): Promise<
       { details: { issues: [{ path: 'project_id', message: 'not found' }] } },
     );
   }
-  return rec.ref;
+  return rec;
 }
 
 /** The content type videoasm/upload imports with: the override, else the stored file's, checked against §4.2. */
@@ -106,7 +108,7 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
     precheck: precheckConfigured,
     provider: () => 'cueframe',
     run: async (input, ctx) => {
-      const projectRef = await upstreamProject(ctx, input.project_id);
+      const project = await ownProject(ctx, input.project_id);
       const composition = compositionOf(input, ['project_id']);
       const t = await translateMedia(composition, ctx);
       if (t.unknown.length > 0) {
@@ -117,7 +119,8 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
           })),
         );
       }
-      await cueframe(ctx).putComposition(projectRef, t.composition, { signal: ctx.signal });
+      await cueframe(ctx).putComposition(project.ref, t.composition, { signal: ctx.signal });
+      await recordStored(ctx, project, composition);
       const n = countClips(composition);
       return { project_id: input.project_id, saved: true, track_count: n.tracks, clip_count: n.clips };
     },
@@ -145,6 +148,7 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
       if (issues.length > 0) return { valid: false, errors: issues };
       const res = await cueframe(ctx).validateComposition(t.composition, { signal: ctx.signal });
       const errors = speakOurIds(res.errors, t.reverse);
+      if (res.valid) await recordValidated(ctx, composition);
       return { valid: res.valid, errors };
     },
   },
@@ -165,7 +169,9 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
         : precheckConfigured(input, services),
     provider: () => 'cueframe',
     run: async (input, ctx) => {
-      const projectRef = await upstreamProject(ctx, input.project_id);
+      const project = await ownProject(ctx, input.project_id);
+      await requireValidated(ctx, project);
+      const projectRef = project.ref;
       const render = await cueframe(ctx).createRender(
         projectRef,
         {
@@ -189,28 +195,31 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
     precheck: precheckConfigured,
     provider: () => 'cueframe',
     run: async (input, ctx) => {
-      const rec = await ctx.services.handles.resolve(ctx.owner, RENDER_HANDLE, input.job_id);
+      const rec = await pollableHandle(ctx, RENDER_HANDLE, input.job_id);
       if (!rec || typeof rec.data.project !== 'string') {
         throw new GatewayError('resource_not_found', 'No render with this job_id in your account.', {
           details: { issues: [{ path: 'job_id', message: 'not found' }] },
         });
       }
       const r = await cueframe(ctx).getRender(rec.data.project, rec.ref, { signal: ctx.signal });
-      return {
-        job_id: input.job_id,
-        status: r.status,
-        progress: r.progress,
-        output_url: r.outputUrl,
-        output_expires_at: r.outputExpiresAt,
-        error:
-          r.status === 'failed'
-            ? {
-                message:
-                  'The render failed. Validate the composition with videoasm/validate, fix it, then render again.',
-                retryable: r.retryable,
-              }
-            : null,
-      };
+      return pollState(
+        {
+          job_id: input.job_id,
+          status: r.status,
+          progress: r.progress,
+          output_url: r.outputUrl,
+          output_expires_at: r.outputExpiresAt,
+          error:
+            r.status === 'failed'
+              ? {
+                  message:
+                    'The render failed. Validate the composition with videoasm/validate, fix it, then render again.',
+                  retryable: r.retryable,
+                }
+              : null,
+        },
+        ['queued', 'rendering'],
+      );
     },
   },
 };

@@ -1,6 +1,7 @@
 import { GatewayError, invalidInput, notConfigured } from '../src/errors.js';
 import type { PageFormat, WebEngine, WebGroup } from '../src/ports/web-engine.js';
 import type { HandleRecord, HandlerContext, Services } from './context.js';
+import { pollableHandle } from './poll.js';
 
 // What the three scraper services share: choosing vendor or built-in engine, refusing what this gateway cannot
 // do before any hold is taken, server-minted job handles, and stripping vendor text from answers.
@@ -77,14 +78,17 @@ export function mintHandle(
   return ctx.services.handles.mint(ctx.owner, kind, ref, data);
 }
 
-/** The caller's own handle, or 404: another account's id is indistinguishable from a made-up one. */
+/**
+ * The caller's own handle (or an accountless payer's bearer handle, tools/poll.ts), or 404: another account's
+ * id is indistinguishable from a made-up one.
+ */
 export async function ownHandle(
   ctx: HandlerContext,
   kind: string,
   id: string,
   what: string,
 ): Promise<HandleRecord> {
-  const rec = await ctx.services.handles.resolve(ctx.owner, kind, id);
+  const rec = await pollableHandle(ctx, kind, id);
   if (!rec) {
     throw new GatewayError(
       'resource_not_found',

@@ -1,6 +1,7 @@
 import { type Action, actions } from '../../catalog/index.js';
 import { inputJsonSchema, outputJsonSchema } from '../../catalog/json-schema.js';
 import { ERROR_CODES } from '../errors.js';
+import { type Availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 
 // The free, machine-readable views of the catalog: GET /api/run, GET /api/run/{service}/{action} and
 // GET /openapi.json. All are built once at first use and served from memory.
@@ -48,28 +49,55 @@ function describe(a: Action): Descriptor {
 }
 
 let descriptors: Map<string, Descriptor> | undefined;
-let listing: unknown;
+const listings = new Map<string, unknown>();
 let openapi: unknown;
 
-export function descriptorOf(id: string): Descriptor | undefined {
+/** Whether this gateway can run the action now, and why not: what a descriptor adds to the static facts. */
+function availabilityFields(state: Availability | undefined) {
+  return {
+    available: state?.available ?? true,
+    ...(state?.reason ? { availability_note: state.reason } : {}),
+    ...(state && !state.available && state.env?.length ? { operator_env: state.env } : {}),
+  };
+}
+
+function staticDescriptor(id: string): Descriptor | undefined {
   descriptors ??= new Map(actions.map((a) => [a.id, describe(a)]));
   return descriptors.get(id);
 }
 
-export function catalogListing(): unknown {
-  listing ??= {
-    count: actions.length,
-    actions: actions.map((a) => ({
-      id: a.id,
-      tool_name: a.toolName,
-      title: a.title,
-      description: a.description,
-      price_cents: a.priceCents,
-      access: a.access,
-      strict: a.strict,
-      path: `/api/run/${a.id}`,
-    })),
-  };
+/** The free descriptor of one action, with its availability on this gateway (listed or not). */
+export function descriptorOf(id: string, avail?: ReadonlyMap<string, Availability>) {
+  const d = staticDescriptor(id);
+  return d && { ...d, ...availabilityFields(avail?.get(id)) };
+}
+
+/**
+ * GET /api/run: the actions this gateway can run now; with `mark`, also the others, flagged with the reason.
+ * Built once per availability state.
+ */
+export function catalogListing(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing): unknown {
+  const key = `${mode}|${availabilityKey(avail)}`;
+  let listing = listings.get(key);
+  if (!listing) {
+    const listed = actions.filter((a) => mode === 'mark' || avail.get(a.id)?.available !== false);
+    listing = {
+      count: listed.length,
+      actions: listed.map((a) => ({
+        id: a.id,
+        tool_name: a.toolName,
+        title: a.title,
+        description: a.description,
+        price_cents: a.priceCents,
+        access: a.access,
+        strict: a.strict,
+        path: `/api/run/${a.id}`,
+        ...availabilityFields(avail.get(a.id)),
+      })),
+    };
+    if (listings.size > 64) listings.clear();
+    listings.set(key, listing);
+  }
   return listing;
 }
 
@@ -81,7 +109,7 @@ export function openApiDocument(publicUrl: string): unknown {
 function buildOpenApi(publicUrl: string): unknown {
   const paths: Record<string, unknown> = {};
   for (const a of actions) {
-    const d = descriptorOf(a.id) as Descriptor;
+    const d = staticDescriptor(a.id) as Descriptor;
     const responses: Record<string, unknown> = {
       '200': {
         description: 'Success. `charged_cents` is what was charged.',

@@ -6,6 +6,7 @@ import type { Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
@@ -25,6 +26,8 @@ export interface RunRoutesDeps {
   publicUrl: string;
   /** x402 payments; undefined when not configured (then a 402 names API keys only). */
   x402?: X402Deps | undefined;
+  /** Actions this gateway cannot run: left out of GET /api/run (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
 export interface RunRoutes {
@@ -48,14 +51,14 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   };
 
   r.get('/api/run', (_req, res) => {
-    res.json(catalogListing());
+    res.json(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide'));
   });
   r.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(deps.publicUrl));
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
-    const d = descriptorOf(`${req.params.service}/${req.params.action}`);
+    const d = descriptorOf(`${req.params.service}/${req.params.action}`, availability(deps.run.services));
     if (!d) return sendError(res, unknownAction(`${req.params.service}/${req.params.action}`));
     res.json(d);
   });

@@ -10,9 +10,11 @@ import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { availability } from '../run/availability.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
 import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
+import { DESCRIBE_TOOL, describeAction, RUN_TOOL, runTarget } from './compact.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
 
 // tools/call: translate MCP to `execute` and back. Validation, prices, holds and charges are src/run's; this
@@ -33,7 +35,17 @@ export const X402_RECEIPT_META = 'x402/payment-response';
 type Params = CallToolRequest['params'];
 
 export async function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Promise<CallToolResult> {
-  const action = actionForTool(params.name);
+  // The compact set's two door-level tools (src/mcp/compact.ts); any tool name also works in either set.
+  if (params.name === DESCRIBE_TOOL) {
+    return describeAction(params.arguments ?? {}, availability(deps.run.services));
+  }
+  let action = actionForTool(params.name);
+  let input: unknown = params.arguments ?? {};
+  if (params.name === RUN_TOOL) {
+    const target = runTarget(params.arguments ?? {});
+    if ('refused' in target) return target.refused;
+    ({ action, input } = target);
+  }
   // An unknown tool is a protocol error (JSON-RPC -32602), as the MCP spec asks; our wording, not the SDK's.
   if (!action) {
     throw new ProtocolError(
@@ -43,7 +55,7 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
   }
   const principal = principalFromAuthInfo(ctx.http?.authInfo) ?? ANONYMOUS;
   try {
-    const args = params.arguments ?? {};
+    const args = input;
     const violation = checkJsonLimits(args, DEFAULT_JSON_LIMITS);
     if (violation) {
       const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';

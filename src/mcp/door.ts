@@ -5,9 +5,11 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
+import { actions } from '../../catalog/index.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
@@ -50,6 +52,8 @@ export interface McpDoorDeps {
   x402?: X402Deps | undefined;
   /** TOLLGATE_MCP_SERVER_NAME: the server card's name (default: the public URL's host reversed). */
   serverName?: string | undefined;
+  /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
 export interface McpDoor {
@@ -64,7 +68,13 @@ export interface McpDoor {
 export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const calls = new CallRegistry();
   const handler = createMcpHandler(
-    serverFactory({ run: deps.run, calls, version: deps.version, x402: deps.x402 }),
+    serverFactory({
+      run: deps.run,
+      calls,
+      version: deps.version,
+      x402: deps.x402,
+      unavailable: deps.unavailable,
+    }),
     {
       onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
       maxRequestBodySize: deps.maxBodyBytes,
@@ -86,6 +96,13 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
         name: deps.serverName,
         version: deps.version,
         x402: deps.x402 !== undefined,
+        tools: () => {
+          const avail = availability(deps.run.services);
+          const names = new Set(
+            actions.filter((a) => avail.get(a.id)?.available !== false).map((a) => a.toolName),
+          );
+          return { key: availabilityKey(avail), names };
+        },
       }),
     );
     app.get(metadataPath, (_req, res) => {

@@ -5,22 +5,26 @@ import { SERVER_CARD_MEDIA_TYPE, serverCard } from './server-card.js';
 
 // The server card over HTTP, as the experimental extension asks: its media type, public and cacheable for an
 // hour, an ETag with If-None-Match → 304, CORS for browser clients (public, read-only metadata). Built once per
-// public URL (fixed in production; tests learn it once listening) and served from memory.
+// public URL and availability (fixed in production; tests learn the URL once listening), served from memory.
 
 export interface ServerCardRouteDeps {
   publicUrl: () => string;
   name: string | undefined;
   version: string;
   x402: boolean;
+  /** The tools the gateway lists now, and a key that changes with them (its availability). */
+  tools: () => { key: string; names: ReadonlySet<string> };
 }
 
 export function serverCardRoutes(deps: ServerCardRouteDeps): Router {
-  let built: { publicUrl: string; body: string; etag: string } | undefined;
+  let built: { key: string; body: string; etag: string } | undefined;
   const current = () => {
     const publicUrl = deps.publicUrl();
-    if (built?.publicUrl !== publicUrl) {
-      const body = JSON.stringify(serverCard({ ...deps, publicUrl }));
-      built = { publicUrl, body, etag: `"${sha256Hex(body).slice(0, 32)}"` };
+    const tools = deps.tools();
+    const key = `${publicUrl}|${tools.key}`;
+    if (built?.key !== key) {
+      const body = JSON.stringify(serverCard({ ...deps, publicUrl, tools: tools.names }));
+      built = { key, body, etag: `"${sha256Hex(body).slice(0, 32)}"` };
     }
     return built;
   };

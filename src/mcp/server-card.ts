@@ -36,6 +36,8 @@ export interface CardSource {
   version: string;
   /** x402 configured: the accountless endpoint /mcp/x402 sells paid tools too. */
   x402: boolean;
+  /** The tools this gateway lists now (the live card); the registry template names every catalog tool. */
+  tools?: ReadonlySet<string> | undefined;
 }
 
 const TITLE = 'tollgate';
@@ -69,7 +71,9 @@ function catalogMeta(source: CardSource): Record<string, unknown> {
     ...(source.publicUrl ? { catalog_url: `${source.publicUrl}/api/run` } : {}),
     currency: 'USD',
     payment: source.x402 ? ['api_key', 'oauth', 'x402'] : ['api_key', 'oauth'],
-    price_cents: Object.fromEntries(actions.map((a) => [a.toolName, a.priceCents])),
+    price_cents: Object.fromEntries(
+      actions.filter((a) => source.tools?.has(a.toolName) ?? true).map((a) => [a.toolName, a.priceCents]),
+    ),
   };
 }
 

@@ -2,12 +2,14 @@ import { type McpRequestContext, Server, type Tool } from '@modelcontextprotocol
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
+import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { advertisedPayment, type X402Deps } from '../run/x402/call.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
+import { compactToolList, type ToolSet, toolSetOf } from './compact.js';
 import { RESOURCES, readResource } from './resources.js';
-import { actionForTool, TOOLS } from './tools.js';
+import { actionForTool, fullToolList } from './tools.js';
 
 // The per-request server. `createMcpHandler` needs a fresh instance for every HTTP request (one instance per
 // exchange is what keeps callers apart, CVE-2026-25536), so this factory does as little as possible: the
@@ -30,7 +32,10 @@ export const INSTRUCTIONS = [
   "To retry safely, send the same _meta['tollgate/idempotency-key'] with the same arguments: a finished call " +
     'is replayed, never charged twice.',
   'Long-running work (crawls, video renders) returns a handle at once: poll it with the matching status or ' +
-    'result tool every few seconds. Never re-run a render or crawl to check on it.',
+    'result tool until finished is true, waiting next_poll_seconds between polls. Never re-run a render or ' +
+    'crawl to check on it.',
+  'Hosts with a small context budget can connect to /mcp?tools=compact instead: three tools (discover, ' +
+    'describe_action, run_action) reach every action by id.',
   `Read ${'tollgate://account'} for your balance and recent charges, and ${'tollgate://catalog'} for the price list.`,
 ].join('\n');
 
@@ -39,12 +44,14 @@ export interface ServerDeps {
   calls: CallRegistry;
   version: string;
   x402?: X402Deps | undefined;
+  /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
+  unavailable?: UnavailableListing | undefined;
 }
 
-/** The tool list, with each paid tool's x402 price in `_meta` when x402 is configured. Built once. */
-function toolsWithPayment(x402: X402Deps | undefined): Tool[] {
-  if (!x402) return [...TOOLS];
-  return TOOLS.map((tool) => {
+/** Each paid tool's x402 price in `_meta` when x402 is configured. */
+function withPayment(tools: Tool[], x402: X402Deps | undefined): Tool[] {
+  if (!x402) return tools;
+  return tools.map((tool) => {
     const action = actionForTool(tool.name);
     const requirements = action ? advertisedPayment(x402, action.id) : undefined;
     return requirements
@@ -53,14 +60,37 @@ function toolsWithPayment(x402: X402Deps | undefined): Tool[] {
   });
 }
 
+/**
+ * tools/list for a tool set and the gateway's current availability. Availability follows the configuration
+ * (and the browser), so it is asked on every listing (a few dozen pure checks); the list itself is built once
+ * per (set, availability) and reused.
+ */
+function toolLister(deps: ServerDeps): (set: ToolSet) => { tools: Tool[] } {
+  const built = new Map<string, { tools: Tool[] }>();
+  const mark = deps.unavailable === 'mark';
+  return (set) => {
+    const avail = availability(deps.run.services);
+    const key = `${set}|${availabilityKey(avail)}`;
+    let list = built.get(key);
+    if (!list) {
+      const tools = set === 'compact' ? compactToolList() : fullToolList(avail, mark);
+      list = { tools: withPayment(tools, deps.x402) };
+      if (built.size > 64) built.clear();
+      built.set(key, list);
+    }
+    return list;
+  };
+}
+
 export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Server {
   const info = { name: SERVER_NAME, title: 'tollgate', version: deps.version };
-  const toolList = { tools: toolsWithPayment(deps.x402) };
+  const toolList = toolLister(deps);
   const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
   const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402 };
 
-  return ({ authInfo }) => {
+  return ({ authInfo, requestInfo }) => {
     const principal = principalFromAuthInfo(authInfo) ?? ANONYMOUS;
+    const set = toolSetOf(requestInfo?.url);
     const server = new Server(info, {
       capabilities: { tools: { listChanged: false }, resources: {} },
       instructions: INSTRUCTIONS,
@@ -69,7 +99,7 @@ export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Ser
         'resources/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },
       },
     });
-    server.setRequestHandler('tools/list', () => toolList);
+    server.setRequestHandler('tools/list', () => toolList(set));
     server.setRequestHandler('tools/call', async (request, ctx) =>
       server.projectCallToolResult(await callTool(callDeps, request.params, ctx), undefined),
     );

@@ -1,15 +1,43 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { type Action, actions, findAction } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
+import type { Availability } from '../run/availability.js';
 
-// Every catalog action as an MCP tool, built once at module load: tools/list answers with the same prebuilt
-// array on every request, and tools/call resolves a name with one map lookup. Nothing here depends on the
-// request or the caller, so nothing here is rebuilt per request.
+// Every catalog action as an MCP tool. Tools are built once per action at module load; a listing only picks
+// the available ones (and marks the others when the operator asks), so tools/list does no schema work per
+// request, and tools/call resolves a name with one map lookup.
 
 /** Tool `_meta` key carrying the price (hosts rarely show `_meta` to the model, so it is in the description too). */
 export const PRICE_META_KEY = 'tollgate/price';
+/** Tool `_meta` key set on a listed tool this gateway cannot run now (TOLLGATE_LIST_UNAVAILABLE=mark). */
+export const AVAILABLE_META_KEY = 'tollgate/available';
 /** Request `_meta` key carrying the idempotency key (the HTTP door's `Idempotency-Key` header). */
 export const IDEMPOTENCY_META_KEY = 'tollgate/idempotency-key';
+
+/** Action ids, longest first so `scraperB/extract_status` wins over `scraperB/extract`. */
+const ID_PATTERN = new RegExp(
+  `(?<![\\w/])(${[...actions.map((a) => a.id)]
+    .sort((a, b) => b.length - a.length)
+    .map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('|')})(?![\\w-])`,
+  'g',
+);
+
+/** On /mcp other tools are named as the host sees them: `scraperA_crawl_status`, not `scraperA/crawl_status`. */
+export function withToolNames(text: string): string {
+  return text.replace(ID_PATTERN, (id) => findAction(id)?.toolName ?? id);
+}
+
+/** The same rewrite over every description of a JSON Schema. */
+function schemaWithToolNames(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(schemaWithToolNames);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    out[k] = k === 'description' && typeof v === 'string' ? withToolNames(v) : schemaWithToolNames(v);
+  }
+  return out;
+}
 
 /**
  * No `outputSchema` is advertised (docs/decisions.md, "MCP"): stock v1 clients validate `structuredContent`
@@ -20,8 +48,8 @@ function toTool(action: Action): Tool {
   return {
     name: action.toolName,
     title: action.title,
-    description: describe(action),
-    inputSchema: inputJsonSchema(action) as Tool['inputSchema'],
+    description: withToolNames(describe(action)),
+    inputSchema: schemaWithToolNames(inputJsonSchema(action)) as Tool['inputSchema'],
     annotations: { title: action.title, ...action.annotations },
     _meta: { [PRICE_META_KEY]: { cents: action.priceCents, currency: 'USD' } },
   };
@@ -32,23 +60,43 @@ function toTool(action: Action): Tool {
  * catalog links the two halves of a start + poll pair with `pollWith` (from either side); the poll half is
  * the one named like a status or result read (`crawl_status`, `result`).
  */
-function describe(action: Action): string {
+export function describe(action: Action): string {
   const other = action.pollWith === undefined ? undefined : findAction(action.pollWith);
   if (!other) return action.description;
-  if (isPoll(action)) {
-    return `${action.description} Reads a job started by ${other.toolName}; it never starts new work.`;
-  }
   return (
-    `${action.description} Long-running: returns a handle at once. Poll it with ${other.toolName} every few ` +
-    'seconds until it finishes; do not call this tool again for the same job.'
+    `${action.description} Long-running: returns a handle at once. Poll it with ${other.id} until finished ` +
+    'is true, waiting next_poll_seconds between polls; do not call this again for the same job.'
   );
 }
 
-function isPoll(action: Action): boolean {
-  return /(?:^|_)(?:status|result)$/.test(action.action);
-}
+const FULL: ReadonlyMap<string, Tool> = new Map(actions.map((a) => [a.id, toTool(a)]));
 
-export const TOOLS: readonly Tool[] = actions.map(toTool);
+/** Every tool, available or not (for measurements and tests). */
+export const TOOLS: readonly Tool[] = [...FULL.values()];
+
+/**
+ * The tools/list of the full tool set: available actions only, or with `mark` the unavailable ones too,
+ * flagged in `_meta` and in the first words of the description with the reason.
+ */
+export function fullToolList(avail: ReadonlyMap<string, Availability>, mark: boolean): Tool[] {
+  const out: Tool[] = [];
+  for (const a of actions) {
+    const tool = FULL.get(a.id) as Tool;
+    const state = avail.get(a.id);
+    if (!state || (state.available && !state.reason)) {
+      out.push(tool);
+    } else if (state.available) {
+      out.push({ ...tool, description: `${tool.description} On this gateway: ${state.reason}.` });
+    } else if (mark) {
+      out.push({
+        ...tool,
+        description: `Unavailable on this gateway: ${state.reason}. ${tool.description}`,
+        _meta: { ...tool._meta, [AVAILABLE_META_KEY]: false },
+      });
+    }
+  }
+  return out;
+}
 
 const byToolName: ReadonlyMap<string, Action> = new Map(actions.map((a) => [a.toolName, a]));
 

@@ -4,6 +4,8 @@
 // They implement the registry's metric interface (`name`, `help`, `type`, `get()`, `reset()`), so prom-client
 // still does the exposition, the content type and the process metrics.
 
+import { Histogram } from '../lib/histogram.js';
+
 type Labels = Record<string, string>;
 
 interface Sample {
@@ -67,26 +69,14 @@ export class CounterFamily extends Family<CounterChild> {
   }
 }
 
-export class HistogramChild {
-  /** Per bucket (the last is +Inf), not cumulative: cumulated at scrape. */
-  readonly counts: Float64Array;
-  sum = 0;
-  count = 0;
-
+/** A histogram of one label set (the storage is src/lib/histogram.ts, shareable with another thread). */
+export class HistogramChild extends Histogram {
   constructor(
     readonly labels: Labels,
-    private readonly bounds: readonly number[],
+    bounds: readonly number[],
+    buffer?: SharedArrayBuffer,
   ) {
-    this.counts = new Float64Array(bounds.length + 1);
-  }
-
-  observe(v: number): void {
-    const b = this.bounds;
-    let i = 0;
-    while (i < b.length && v > (b[i] as number)) i++;
-    this.counts[i] = (this.counts[i] as number) + 1;
-    this.sum += v;
-    this.count++;
+    super(bounds, buffer);
   }
 }
 
@@ -106,13 +96,22 @@ export class HistogramFamily extends Family<HistogramChild> {
     return new HistogramChild(labels, this.bounds);
   }
 
+  /** A child observed elsewhere (another thread): the family exposes the given shared histogram's figures. */
+  adopt(values: string[], shared: Histogram): HistogramChild {
+    const c = this.child(...values);
+    if (shared.bounds.join() !== this.bounds.join()) throw new Error(`${this.name}: adopted bounds differ`);
+    const child = new HistogramChild(c.labels, this.bounds, shared.data.buffer as SharedArrayBuffer);
+    this.children.set(values.join('\u0000'), child);
+    return child;
+  }
+
   get() {
     const values: Sample[] = [];
     const bucket = `${this.name}_bucket`;
     for (const c of this.children.values()) {
       let cumulative = 0;
       for (let i = 0; i <= this.bounds.length; i++) {
-        cumulative += c.counts[i] as number;
+        cumulative += c.bucket(i);
         const le = i < this.bounds.length ? String(this.bounds[i]) : '+Inf';
         values.push({ metricName: bucket, labels: { ...c.labels, le }, value: cumulative });
       }

@@ -38,9 +38,10 @@ export interface OtelTracing {
 export async function startOtel(opts: OtelOptions): Promise<OtelTracing> {
   const processors: SpanProcessor[] = [];
   if (opts.exporter) {
-    processors.push(opts.batch ? new BatchSpanProcessor(opts.exporter) : new SimpleSpanProcessor(opts.exporter));
-  }
-  else {
+    processors.push(
+      opts.batch ? new BatchSpanProcessor(opts.exporter) : new SimpleSpanProcessor(opts.exporter),
+    );
+  } else {
     for (const name of opts.exporters) {
       if (name === 'otlp') {
         const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');

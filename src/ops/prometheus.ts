@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { type CommitHistograms, Histogram } from '../lib/histogram.js';
 import { type CounterChild, CounterFamily, type HistogramChild, HistogramFamily } from './metric-families.js';
 import type { CapScope, Door, HoldRefusal, Metrics, PaymentLabel } from './telemetry.js';
 
@@ -26,6 +27,8 @@ export interface GaugeSources {
 
 export interface PrometheusMetrics {
   metrics: Metrics;
+  /** The ledger observes its group commits into these (from its writer thread: shared memory). */
+  commits: CommitHistograms;
   registry: Registry;
   /** The exposition: `text/plain; version=0.0.4`. */
   render(): Promise<string>;
@@ -189,8 +192,12 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
     capture: fam.ledgerOp.child('capture'),
     void: fam.ledgerOp.child('void'),
   };
-  const commit = fam.commit.child();
-  const commitWrites = fam.commitWrites.child();
+  const commits: CommitHistograms = {
+    seconds: Histogram.shared(LEDGER_BUCKETS),
+    writes: Histogram.shared(BATCH_BUCKETS),
+  };
+  fam.commit.adopt([], commits.seconds);
+  fam.commitWrites.adopt([], commits.writes);
   const captureFailed = fam.captureFailed.child();
   const expired = fam.expired.child();
   const byVendor = new Map<string, { seconds: HistogramChild; outcomes: Map<string, CounterChild> }>();
@@ -242,10 +249,6 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
     holdRefused: (reason: HoldRefusal, scope: CapScope) => fam.refused.child(reason, scope).inc(),
     holdsExpired: (n) => expired.inc(n),
     ledgerOp: (op, seconds) => ledgerOps[op].observe(seconds),
-    ledgerCommit(seconds, writes) {
-      commit.observe(seconds);
-      commitWrites.observe(writes);
-    },
     upstream(vendor, outcome, seconds) {
       let v = byVendor.get(vendor);
       if (v === undefined) {
@@ -279,6 +282,7 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
 
   return {
     metrics,
+    commits,
     registry,
     render: () => registry.metrics(),
     contentType: registry.contentType,

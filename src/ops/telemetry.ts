@@ -46,8 +46,6 @@ export interface Metrics {
   holdsExpired(count: number): void;
   /** A lifecycle write as its caller waited for it (queueing included). */
   ledgerOp(op: 'hold' | 'capture' | 'void', seconds: number): void;
-  /** One group commit of the ledger: BEGIN … COMMIT, and how many writes it carried. */
-  ledgerCommit(seconds: number, writes: number): void;
   /** One call to a vendor; `outcome`: `ok` or the error code. */
   upstream(vendor: string, outcome: string, seconds: number): void;
   /** A metered model call settled: tokens and cost, by tier (`none` for a model named directly). */
@@ -103,7 +101,6 @@ export const NOOP_METRICS: Metrics = {
   holdRefused() {},
   holdsExpired() {},
   ledgerOp() {},
-  ledgerCommit() {},
   upstream() {},
   llmUsage() {},
   x402() {},

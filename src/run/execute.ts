@@ -12,6 +12,7 @@ import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import { admit, openScope, type ScopeDeps } from './call-scope.js';
+import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
@@ -38,7 +39,7 @@ export interface ExecuteOptions {
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
   requestId?: string | undefined;
-  /** A payment that comes with this call instead of from a balance (x402: src/run/x402-call.ts). */
+  /** A payment that comes with this call instead of from a balance (x402: src/run/x402/call.ts). */
   payment?: CallPayment | undefined;
 }
 
@@ -285,9 +286,15 @@ async function refundIfJobFailed(
   principal: Principal,
 ): Promise<void> {
   const rule = action.refundsStart;
-  if (!rule || principal.kind === 'anonymous' || !rule.failed(data as Record<string, unknown>)) return;
+  if (!rule?.failed(data as Record<string, unknown>)) return;
   const handle = input[rule.handleField];
-  if (typeof handle === 'string') await deps.money.refundJob(principal.accountId, handle, 'job_failed');
+  if (typeof handle !== 'string') return;
+  // Free polls may be anonymous (an x402 payer's bearer handle): the job's owner is then the handle's.
+  const owner = await jobOwner(deps.services, principal, handle).catch((err: unknown) => {
+    deps.log.error({ err, handle, action: action.id }, 'the owner of a failed job could not be found');
+    return undefined;
+  });
+  if (owner !== undefined) await deps.money.refundJob(owner, handle, 'job_failed');
 }
 
 async function runHandler(

@@ -31,6 +31,8 @@ export class SqliteHandleStore implements HandleStore {
   private readonly ins;
   private readonly get;
   private readonly upd;
+  private readonly byRef;
+  private readonly byHandle;
 
   constructor(
     db: SqliteDb,
@@ -44,6 +46,10 @@ export class SqliteHandleStore implements HandleStore {
       'SELECT * FROM handles WHERE handle = ? AND owner = ? AND kind = ?',
     );
     this.upd = db.prepare('UPDATE handles SET data = ? WHERE handle = ?');
+    this.byRef = db.prepare<[string, string, string], Row>(
+      'SELECT * FROM handles WHERE owner = ? AND kind = ? AND ref = ? ORDER BY created_at DESC LIMIT 1',
+    );
+    this.byHandle = db.prepare<[string], Row>('SELECT * FROM handles WHERE handle = ?');
   }
 
   mint(owner: string, kind: string, ref: string, data: Record<string, unknown> = {}): Promise<string> {
@@ -54,12 +60,23 @@ export class SqliteHandleStore implements HandleStore {
   }
 
   resolve(owner: string, kind: string, handle: string): Promise<HandleRecord | undefined> {
-    const r = this.get.get(handle, owner, kind);
-    return Promise.resolve(r ? { ...r, data: JSON.parse(r.data) as Record<string, unknown> } : undefined);
+    return Promise.resolve(toRecord(this.get.get(handle, owner, kind)));
+  }
+
+  findByRef(owner: string, kind: string, ref: string): Promise<HandleRecord | undefined> {
+    return Promise.resolve(toRecord(this.byRef.get(owner, kind, ref)));
+  }
+
+  lookup(handle: string): Promise<HandleRecord | undefined> {
+    return Promise.resolve(toRecord(this.byHandle.get(handle)));
   }
 
   update(handle: string, data: Record<string, unknown>): Promise<void> {
     this.upd.run(JSON.stringify(data), handle);
     return Promise.resolve();
   }
+}
+
+function toRecord(r: Row | undefined): HandleRecord | undefined {
+  return r ? { ...r, data: JSON.parse(r.data) as Record<string, unknown> } : undefined;
 }

@@ -29,8 +29,13 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
-export async function connectClient(kind: ClientKind, baseUrl: string, key: string): Promise<TestClient> {
-  const url = new URL(`${baseUrl}/mcp`);
+export async function connectClient(
+  kind: ClientKind,
+  baseUrl: string,
+  key: string,
+  path = '/mcp',
+): Promise<TestClient> {
+  const url = new URL(`${baseUrl}${path}`);
   const requestInit = { headers: { Authorization: `Bearer ${key}` } };
   const info = { name: `tollgate-test-${kind}`, version: '1.0.0' };
   const params = (name: string, args: Record<string, unknown>, opts?: CallOptions) => ({

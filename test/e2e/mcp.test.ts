@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actions } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
 import { GatewayError } from '../../src/errors.js';
+import { withToolNames } from '../../src/mcp/tools.js';
 import type { HandlerContext } from '../../tools/context.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
@@ -23,6 +24,8 @@ beforeAll(async () => {
     },
   });
   t = await startGateway({
+    // Every tool listed, the unavailable ones marked (the default hides them: test/e2e/mcp-agents.test.ts).
+    env: { TOLLGATE_LIST_UNAVAILABLE: 'mark' },
     handlers: {
       'scraperC/scrape': {
         run: async (input, ctx) => {
@@ -70,8 +73,11 @@ describe.each(CLIENT_KINDS)('MCP with the %s client', (kind) => {
     for (const a of actions) {
       const tool = tools.find((x) => x.name === a.toolName);
       expect(tool.title).toBe(a.title);
-      expect(tool.description).toContain(a.description);
-      expect(tool.inputSchema).toEqual(inputJsonSchema(a));
+      expect(tool.description).toContain(withToolNames(a.description));
+      expect(Object.keys(tool.inputSchema.properties)).toEqual(
+        Object.keys(inputJsonSchema(a).properties as object),
+      );
+      expect(tool.inputSchema.required).toEqual(inputJsonSchema(a).required);
       expect(tool.inputSchema.properties.max_cost_cents).toBeDefined();
       expect(tool.annotations).toMatchObject(a.annotations);
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {

@@ -5,6 +5,7 @@ import { GatewayError } from '../../src/errors.js';
 import { executeCall } from '../../src/run/x402/call.js';
 import { DEV_KEY, startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { html, startSite } from '../helpers/site.js';
 import {
   capturingLogger,
   challengeOf,
@@ -100,7 +101,7 @@ describe('x402 over HTTP on a local chain', () => {
     const res = await paidFetch(payer)(`${t.url}/api/run/platform/consult`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ intent: 'get the rent estimate for 5500 Grand Lake Dr, San Antonio, TX 78244' }),
+      body: JSON.stringify({ intent: 'read https://example.com/docs as markdown' }),
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { ok: boolean; charged_cents: number; transaction_id: string };
@@ -149,6 +150,46 @@ describe('x402 over HTTP on a local chain', () => {
 });
 
 describe('x402: charge only after success, once', () => {
+  it('[polls:x402-bearer] [polls:free-unpriced] an accountless payer polls its crawl anonymously and free', async () => {
+    const site = await startSite({
+      '/': (_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html('<h1>Home</h1><a href="/b">b</a>'));
+      },
+      '/b': (_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(html('<h1>B</h1>'));
+      },
+    });
+    try {
+      const payer = await fundedPayer();
+      const res = await paidFetch(payer)(`${t.url}/api/run/scraperA/crawl`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${site.url}/`, limit: 2 }),
+      });
+      expect(res.status).toBe(200);
+      const { data } = (await res.json()) as { data: { id: string } };
+      // No credentials, no payment: the handle itself is the capability of an accountless payer.
+      let poll = await t.post('/api/run/scraperA/crawl_status', { id: data.id });
+      for (let i = 0; i < 50 && poll.body.data?.finished === false; i++) {
+        await new Promise((r) => setTimeout(r, 1_100));
+        poll = await t.post('/api/run/scraperA/crawl_status', { id: data.id });
+      }
+      expect(poll.status).toBe(200);
+      expect(poll.body).toMatchObject({ ok: true, charged_cents: 0, data: { finished: true } });
+      expect(poll.body.transaction_id).toBeUndefined();
+      // An account's crawl is not a bearer handle: anonymously it is not found.
+      const { key } = await t.account('1');
+      const own = await t.post('/api/run/scraperA/crawl', { url: `${site.url}/`, limit: 1 }, { key });
+      const stolen = await t.post('/api/run/scraperA/crawl_status', { id: own.body.data.id });
+      expect(stolen.status).toBe(404);
+      expect((await t.post('/api/run/scraperA/crawl_status', { id: own.body.data.id }, { key })).status).toBe(
+        200,
+      );
+    } finally {
+      await site.close();
+    }
+  });
+
   it('[x402:no-settle-on-failure] a failing action settles nothing and records no charge; the payment stays usable', async () => {
     const payer = await fundedPayer();
     const path = '/api/run/scraperC/scrape';

@@ -96,14 +96,27 @@ export async function startFastcrwFake(): Promise<FakeServer> {
     }
     if (req.method === 'POST' && req.path === '/v1/search') {
       const n = Number(body.limit ?? 5);
-      const hit = (i: number) => ({
-        url: `https://example.com/${i}`,
+      // Each vertical answers from its own engines, as SearXNG's categories do: the host says which.
+      const category = Array.isArray(body.categories) ? String(body.categories[0]) : undefined;
+      const host =
+        category === 'research'
+          ? 'arxiv.org/abs'
+          : category === 'github'
+            ? 'github.com/fake'
+            : category === 'social media'
+              ? 'reddit.com/r/fake'
+              : 'example.com';
+      const hit = (i: number, kind?: string) => ({
+        url: kind === 'news' ? `https://news.example.net/${i}` : `https://${host}/${i}`,
         title: `Hit ${i}`,
         snippet: 's',
         position: i + 1,
+        ...(kind === 'news' ? { publishedDate: '2026-11-20' } : {}),
       });
       if (Array.isArray(body.sources)) {
-        const grouped = Object.fromEntries((body.sources as string[]).map((s) => [s, [hit(0)]]));
+        const grouped = Object.fromEntries(
+          (body.sources as string[]).map((s) => [s, [hit(0, s), hit(1, s)]]),
+        );
         return { status: 200, body: { success: true, data: grouped } };
       }
       return { status: 200, body: { success: true, data: Array.from({ length: n }, (_, i) => hit(i)) } };

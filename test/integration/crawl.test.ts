@@ -47,6 +47,11 @@ async function pollUntilDone(
   for (;;) {
     const r = await t.post(`/api/run/${action}`, { id }, { key });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // [polls:finished] every poll says whether the job is over, and while it runs when to ask again.
+    expect(r.body.data.finished).toBe(r.body.data.status !== 'scraping');
+    if (!r.body.data.finished) expect(r.body.data.next_poll_seconds).toBeGreaterThan(0);
+    // [polls:free-unpriced] scraperA's poll is unpriced by the spec, so free; scraperB's is priced (§4.1).
+    expect(r.body.charged_cents).toBe(action === 'scraperA/crawl_status' ? 0 : 1);
     polls++;
     first ??= r.body.data;
     if (r.body.data.status !== 'scraping') return { polls, last: r.body.data, first: first as Poll };

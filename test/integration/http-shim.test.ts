@@ -35,11 +35,23 @@ afterAll(async () => {
 });
 
 describe('free surfaces', () => {
-  it('[http:descriptor] GET /api/run lists the whole catalog with prices', async () => {
+  it('[http:descriptor] [catalog:availability] GET /api/run lists the catalog this gateway can run, with prices', async () => {
     const r = await t.get('/api/run');
     expect(r.status).toBe(200);
-    expect(r.body.count).toBe(actions.length);
-    expect(r.body.actions.map((a: { id: string }) => a.id)).toEqual(actions.map((a) => a.id));
+    // No vendor is configured here: their actions are left out, the rest stay in catalog order.
+    const listed = r.body.actions.map((a: { id: string }) => a.id);
+    expect(r.body.count).toBe(listed.length);
+    expect(listed).toEqual(actions.map((a) => a.id).filter((id) => listed.includes(id)));
+    for (const id of ['scraperC/scrape', 'files/upload', 'platform/consult', 'scraperA/crawl_status']) {
+      expect(listed).toContain(id);
+    }
+    for (const id of ['propstats/value-estimate', 'videoasm/render', 'videoasm/result', 'scraperA/search']) {
+      expect(listed).not.toContain(id);
+    }
+    // The descriptor of a left-out action still answers, saying why it cannot run.
+    const d = await t.get('/api/run/propstats/value-estimate');
+    expect(d.body).toMatchObject({ available: false, operator_env: ['TOLLGATE_RENTCAST_API_KEY'] });
+    expect(d.body.availability_note).toContain('not configured');
     expect(r.body.actions.find((a: { id: string }) => a.id === 'scraperC/scrape')).toMatchObject({
       price_cents: 1,
       strict: true,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FASTCRW_KEY, startFastcrwFake } from '../fakes/fastcrw.js';
 import { FIRECRAWL_KEY, startFirecrawlFake } from '../fakes/firecrawl.js';
 import type { FakeServer } from '../fakes/rentcast.js';
+import { SCRAPINGANT_KEY, startScrapingAntFake } from '../fakes/scrapingant.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
 
@@ -10,6 +11,8 @@ let crw: FakeServer;
 let site: TestSite;
 let both: TestGateway;
 let none: TestGateway;
+let ant: FakeServer;
+let hard: TestGateway;
 
 beforeAll(async () => {
   fc = await startFirecrawlFake();
@@ -31,9 +34,26 @@ beforeAll(async () => {
     },
   });
   none = await startGateway();
+  ant = await startScrapingAntFake();
+  // No browser here: hard pages go through the residential proxies.
+  hard = await startGateway({
+    env: {
+      TOLLGATE_SCRAPINGANT_API_KEY: SCRAPINGANT_KEY,
+      TOLLGATE_SCRAPINGANT_BASE_URL: ant.url,
+      TOLLGATE_CHROMIUM_PATH: '/nonexistent/chromium',
+    },
+  });
 });
 afterAll(async () => {
-  await Promise.all([both.close(), none.close(), fc.close(), crw.close(), site.close()]);
+  await Promise.all([
+    both.close(),
+    none.close(),
+    hard.close(),
+    fc.close(),
+    crw.close(),
+    site.close(),
+    ant.close(),
+  ]);
 });
 
 describe('platform/supersearch', () => {
@@ -66,36 +86,132 @@ describe('platform/supersearch', () => {
     expect((await none.gw.ledger.balance(accountId)).balance_micros).toBe(950_000);
   });
 
-  it('facets run concurrently as query operators; results are filtered, deduplicated and capped', async () => {
+  it('[supersearch:facet-sources] facets ask each index for their own kind of source; results merge and dedupe', async () => {
     const { key } = await both.account('1');
+    crw.requests.length = 0;
+    fc.requests.length = 0;
     const r = await both.post(
       '/api/run/platform/supersearch',
       {
         query: 'rust async',
-        facets: ['web', 'code'],
-        domains: ['example.com'],
+        facets: ['news', 'academic', 'code', 'web'],
         excludeDomains: ['spam.test'],
-        recencyDays: 5,
-        maxResults: 4,
+        maxResults: 25,
       },
       { key },
     );
     expect(r.status).toBe(200);
-    const ev = r.body.data.evidence as Array<{ url: string; facet: string; transaction_id: string }>;
-    expect(ev).toHaveLength(4);
-    // The fake index answers the same pages to both facets: duplicates are dropped, whatever facet found them.
-    expect(new Set(ev.map((e) => e.url)).size).toBe(4);
-    for (const e of ev) expect(['web', 'code']).toContain(e.facet);
-    const queries = fc.requests
+    const bodies = crw.requests
       .filter((q) => q.path === '/v1/search')
-      .map((q) => q.body as { query: string; tbs?: string });
-    expect(queries.map((q) => q.query)).toEqual(
+      .map((q) => q.body as Record<string, unknown>);
+    // news: the news vertical with recency (a week by default); academic and code: their engines.
+    expect(bodies).toEqual(
       expect.arrayContaining([
-        'rust async (site:example.com) -site:spam.test',
-        'rust async (site:github.com OR site:stackoverflow.com) (site:example.com) -site:spam.test',
+        expect.objectContaining({ sources: ['news'], tbs: 'qdr:w' }),
+        expect.objectContaining({ categories: ['research'] }),
+        expect.objectContaining({ categories: ['github'] }),
       ]),
     );
-    expect(queries.every((q) => q.tbs === 'qdr:w')).toBe(true);
+    const ev = r.body.data.evidence as Array<{
+      url: string;
+      facet: string;
+      transaction_id: string;
+      published_at?: string;
+    }>;
+    expect(new Set(ev.map((e) => e.url)).size).toBe(ev.length);
+    const byFacet = (f: string) => ev.filter((e) => e.facet === f).map((e) => new URL(e.url).hostname);
+    expect(byFacet('news').every((h) => h === 'news.example.net')).toBe(true);
+    expect(byFacet('academic').every((h) => h === 'arxiv.org')).toBe(true);
+    expect(byFacet('code').every((h) => h === 'github.com')).toBe(true);
+    expect(ev.find((e) => e.facet === 'news')?.published_at).toBe('2026-11-20');
+    for (const e of ev) expect(e.transaction_id).toBe(r.body.transaction_id);
+    expect(r.body.data.plan).toMatchObject({
+      routed_by: 'caller',
+      facets: ['news', 'academic', 'code', 'web'],
+    });
+    // The web facet goes to the plain web index: its query carries only the caller's exclusion.
+    const web = fc.requests
+      .filter((q) => q.path === '/v1/search')
+      .map((q) => (q.body as { query: string }).query);
+    expect(web).toEqual(['rust async -site:spam.test']);
+    expect(r.body.charged_cents).toBe(5);
+  });
+
+  it('[supersearch:intent-routing] only a query: the classifier picks facets, recency and platform', async () => {
+    const { key } = await both.account('1');
+    crw.requests.length = 0;
+    const r = await both.post(
+      '/api/run/platform/supersearch',
+      { query: 'latest arxiv papers and reddit threads about state space models' },
+      { key },
+    );
+    expect(r.status).toBe(200);
+    const plan = r.body.data.plan;
+    expect(plan.routed_by).toBe('classifier');
+    expect(plan.facets).toEqual(expect.arrayContaining(['news', 'academic', 'social']));
+    expect(plan.recency_days).toBe(7);
+    expect(plan.platform).toBe('reddit');
+    const social = crw.requests
+      .filter((q) => q.path === '/v1/search')
+      .map((q) => q.body as { query: string; categories?: string[] })
+      .find((b) => b.categories?.[0] === 'social media');
+    expect(social?.query).toContain('site:reddit.com');
+  });
+
+  it('[supersearch:budget] budgetCents caps the source calls; facets that do not fit are skipped and said', async () => {
+    const { key } = await both.account('1');
+    crw.requests.length = 0;
+    fc.requests.length = 0;
+    const r = await both.post(
+      '/api/run/platform/supersearch',
+      { query: 'vector databases', facets: ['web', 'news', 'code', 'docs', 'academic'], budgetCents: 2 },
+      { key },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.data.plan.facets).toEqual(['web', 'news']);
+    expect(r.body.data.plan.skipped.map((s: { facet: string }) => s.facet)).toEqual([
+      'code',
+      'docs',
+      'academic',
+    ]);
+    expect(r.body.data.plan.spent_cents).toBeLessThanOrEqual(2);
+    const calls = [...crw.requests, ...fc.requests].filter((q) => q.path === '/v1/search');
+    expect(calls).toHaveLength(2);
+    expect(r.body.charged_cents).toBe(5);
+  });
+
+  it('[supersearch:merge] a page found by several facets ranks first and names them all', async () => {
+    const { key } = await both.account('1');
+    const r = await both.post(
+      '/api/run/platform/supersearch',
+      { query: 'merge me', facets: ['web', 'docs'], maxResults: 3 },
+      { key },
+    );
+    expect(r.status).toBe(200);
+    const first = r.body.data.evidence[0];
+    expect(first.url).toBe('https://example.com/0');
+    expect(first.also_found_by).toEqual(['docs']);
+  });
+
+  it('[supersearch:scrape-hard] hard pages go through the residential path, within the budget', async () => {
+    const { key } = await hard.account('1');
+    const r = await hard.post(
+      '/api/run/platform/supersearch',
+      {
+        query: 'blocked page',
+        urls: ['https://walled.example/a', 'https://walled.example/b'],
+        facets: ['scrape-hard'],
+      },
+      { key },
+    );
+    expect(r.status).toBe(200);
+    // A residential fetch costs 4 of the default 4-cent budget: one page, and the plan says so.
+    expect(r.body.data.evidence).toHaveLength(1);
+    expect(r.body.data.evidence[0]).toMatchObject({ source: 'residential', facet: 'scrape-hard' });
+    expect(r.body.data.evidence[0].markdown).toContain('Fake residential');
+    expect(r.body.data.plan).toMatchObject({ facets: ['scrape-hard'], budget_cents: 4, spent_cents: 4 });
+    expect(ant.requests.every((q) => q.query.proxy_type === 'residential')).toBe(true);
+    expect(r.body.charged_cents).toBe(5);
   });
 
   it('falls back down the source ladder when the first index fails', async () => {
@@ -130,10 +246,10 @@ describe('platform/supersearch', () => {
       { key },
     );
     expect(r.status).toBe(200);
-    const last = [...fc.requests, ...crw.requests].filter((q) => q.path === '/v1/search').pop()?.body as {
-      query: string;
-    };
-    expect(last.query).toBe('cats (site:reddit.com)');
+    const bodies = [...fc.requests, ...crw.requests]
+      .filter((q) => q.path === '/v1/search')
+      .map((q) => (q.body as { query: string }).query);
+    expect(bodies).toContain('cats (site:reddit.com)');
   });
 
   it('[catalog:constraints] the spec limits are enforced', async () => {

@@ -256,8 +256,10 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     for (let i = 0; i < 5 && last.status !== 'complete'; i++) {
       const p = await run('result', { job_id: jobId });
       expect(p.status).toBe(200);
-      expect(p.body.charged_cents).toBe(1); // a poll costs 1 cent; it never starts a new render
+      expect(p.body.charged_cents).toBe(0); // [polls:free-unpriced] the spec prices no poll; it starts nothing
       last = p.body.data;
+      expect(p.body.data.finished).toBe(last.status === 'complete');
+      if (!p.body.data.finished) expect(p.body.data.next_poll_seconds).toBeGreaterThan(0);
       states.push(String(last.status));
     }
     expect(states).toEqual(['queued', 'rendering', 'complete']);
@@ -267,11 +269,38 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     await mp4.body.dump();
     // Polling never started another render.
     expect(cf.renders.size).toBe(1);
-    expect(await balance()).toBe(before - 1_000_000 - states.length * 10_000);
+    expect(await balance()).toBe(before - 1_000_000);
 
     // Another account's job_id is not found.
     const stolen = await run('result', { job_id: jobId }, bob);
     expect(stolen.status).toBe(404);
+  });
+
+  it('[videoasm:validate-before-render] render refuses, uncharged, a composition that has not passed validate', async () => {
+    const p = await run('create_project', { name: 'Guarded' });
+    const project = p.body.data.id;
+    const renders = cf.renders.size;
+    const before = await balance();
+    // No composition stored yet.
+    const none = await run('render', { project_id: project });
+    expect(none.status).toBe(400);
+    expect(none.body.charged_cents).toBe(0);
+    expect(none.body.error.message).toMatch(/videoasm\/validate.*videoasm\/put_composition/);
+    expect(none.body.error.details.run_first).toEqual(['videoasm/validate', 'videoasm/put_composition']);
+    // Stored but never validated in this form (a different clip length): refused, naming validate.
+    const edited = composition(mediaId, { endSec: 1 });
+    expect((await run('put_composition', { project_id: project, ...edited })).status).toBe(200);
+    const unvalidated = await run('render', { project_id: project });
+    expect(unvalidated.status).toBe(400);
+    expect(unvalidated.body.error.details.run_first).toEqual(['videoasm/validate']);
+    expect(cf.renders.size).toBe(renders);
+    expect(await balance()).toBe(before - 10_000); // only the put_composition
+    // Validated (wrapped this time, keys in another order: the same composition), the render goes ahead.
+    const v = await run('validate', { composition: JSON.parse(JSON.stringify(edited)) });
+    expect(v.body.data.valid).toBe(true);
+    const ok = await run('render', { project_id: project, intent: 'preview' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.charged_cents).toBe(100);
   });
 
   it('[videoasm:ids-bound-to-account] another account cannot use my file, media or project ids; uncharged', async () => {
@@ -290,6 +319,7 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
   it('[billing:failed-job-refunded] a render that fails is refunded once when result reports it', async () => {
     const p = await run('create_project', { name: 'Empty' });
     const empty = { v: 1, format: FORMAT, tracks: [{ id: 't', kind: 'video', contents: [] }] };
+    expect((await run('validate', empty)).body.data.valid).toBe(true);
     await run('put_composition', { project_id: p.body.data.id, ...empty });
     const before = await balance();
     const r = await run('render', { project_id: p.body.data.id, intent: 'final' });
@@ -302,10 +332,11 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
       error: { retryable: false },
     });
     expect(failed.text).not.toContain('empty scenes');
-    // The $1 render is refunded; the two 1-cent polls stay charged. Polling again refunds nothing more.
-    expect(await balance()).toBe(before - 20_000);
+    // The $1 render is refunded; the polls are free. Polling again refunds nothing more.
+    expect(failed.body.data.finished).toBe(true);
+    expect(await balance()).toBe(before);
     await run('result', { job_id: r.body.data.job_id });
-    expect(await balance()).toBe(before - 30_000);
+    expect(await balance()).toBe(before);
     const tx = await t.post('/api/run/platform/transactions', { limit: 10 }, { key: alice });
     expect(
       tx.body.data.transactions.find((x: { id: string }) => x.id === r.body.transaction_id),

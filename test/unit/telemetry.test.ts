@@ -196,7 +196,8 @@ describe('[ops:metrics] families and the Prometheus exposition', () => {
       pendingHolds: () => ({ count: 2, oldestMs: 1500 }),
     });
     p.metrics.call('scraperC/scrape', 'mcp', 'oauth', 'ok', 0.002);
-    p.metrics.ledgerCommit(0.0004, 7);
+    p.commits.seconds.observe(0.0004);
+    p.commits.writes.observe(7);
     const text = await p.render();
     expect(text).toContain(
       'tollgate_calls_total{action="scraperC/scrape",door="mcp",payment_method="oauth",outcome="ok"} 1',

@@ -52,8 +52,9 @@ const compPaths = (c: unknown) => {
 };
 
 describe('videoasm catalog entries', () => {
-  it('[catalog:prices] prices match spec §4.1 (result is a 1-cent poll: docs/decisions.md)', () => {
-    expect(IDS.map((id) => action(id).priceCents)).toEqual([1, 1, 1, 1, 100, 1]);
+  it('[catalog:prices] [polls:free-unpriced] prices match spec §4.1 (result, an unpriced poll, is free)', () => {
+    expect(IDS.map((id) => action(id).priceCents)).toEqual([1, 1, 1, 1, 100, 0]);
+    expect(action('videoasm/result').access).toBe('public');
     expect(action('videoasm/render').pollWith).toBe('videoasm/result');
     expect(action('videoasm/render').description).toMatch(/never re-run render/i);
   });

@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
+import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import {
@@ -23,8 +24,8 @@ export interface SqliteLedgerOptions {
   clock: Clock;
   /** Idempotency keys older than this are forgotten (Stripe: at least 24 h). */
   idempotencyTtlMs: number;
-  /** Told of each group commit: seconds from BEGIN to COMMIT, and the writes it carried. */
-  onCommit?: ((seconds: number, writes: number) => void) | undefined;
+  /** Each group commit is observed into these: seconds from BEGIN to COMMIT, and the writes it carried. */
+  commits?: CommitHistograms | undefined;
 }
 
 interface HoldRow {
@@ -70,7 +71,16 @@ export class SqliteLedger implements Ledger {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
-    this.q = new WriteQueue(db, undefined, opts.onCommit);
+    const c = opts.commits;
+    this.q = new WriteQueue(
+      db,
+      undefined,
+      c &&
+        ((seconds, writes) => {
+          c.seconds.observe(seconds);
+          c.writes.observe(writes);
+        }),
+    );
     this.refunds = new SqliteRefunds(db);
     // Every statement is prepared once; the request path only binds and steps.
     this.s = {
@@ -162,8 +172,8 @@ export class SqliteLedger implements Ledger {
   // ---- accounts and keys -------------------------------------------------------------------------------
 
   createAccount(input: { name?: string | null; kind?: AccountKind; id?: string }): Promise<AccountRow> {
+    const now = this.clock.now();
     return this.q.run(() => {
-      const now = this.clock.now();
       const id = input.id ?? newId('acct', now);
       this.s.insAccount.run(id, input.name ?? null, input.kind ?? 'customer', now);
       return this.s.account.get(id) as AccountRow;
@@ -180,10 +190,10 @@ export class SqliteLedger implements Ledger {
 
   credit(accountId: string, micros: number, memo: string): Promise<Balance> {
     assertMicros(micros, 'credit');
+    const now = this.clock.now();
     return this.q.run(() => {
       const acct = this.s.account.get(accountId);
       if (!acct) throw new LedgerStateError(`unknown account ${accountId}`);
-      const now = this.clock.now();
       const transfer = newId('tr', now);
       this.s.insEntry.run(transfer, accountId, micros, 'topup', null, memo, now);
       this.s.insEntry.run(transfer, 'sys_funding', -micros, 'topup', null, memo, now);
@@ -213,10 +223,10 @@ export class SqliteLedger implements Ledger {
     prefix: string;
     name?: string | null;
   }): Promise<ApiKeyRow> {
+    const now = this.clock.now();
     return this.q.run(() => {
       if (!this.s.account.get(input.accountId))
         throw new LedgerStateError(`unknown account ${input.accountId}`);
-      const now = this.clock.now();
       const id = newId('key', now);
       this.s.insKey.run(id, input.accountId, input.hash, input.prefix, input.name ?? null, now);
       return this.s.keyById.get(id) as ApiKeyRow;
@@ -232,7 +242,8 @@ export class SqliteLedger implements Ledger {
   }
 
   revokeApiKey(id: string): Promise<boolean> {
-    return this.q.run(() => this.s.revokeKey.run(this.clock.now(), id).changes === 1);
+    const now = this.clock.now();
+    return this.q.run(() => this.s.revokeKey.run(now, id).changes === 1);
   }
 
   // ---- the call lifecycle ------------------------------------------------------------------------------
@@ -241,9 +252,9 @@ export class SqliteLedger implements Ledger {
     assertMicros(req.priceMicros, 'price');
     assertMicros(req.holdMicros, 'hold');
     if (req.funding) assertMicros(req.funding.micros, 'funding');
+    const now = this.clock.now();
     return this.q.run(
       (): BeginResult => {
-        const now = this.clock.now();
         const idem = req.idempotency;
         if (idem) {
           const row = this.s.idem.get(req.accountId, idem.key);
@@ -316,6 +327,7 @@ export class SqliteLedger implements Ledger {
 
   capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }> {
     assertMicros(req.amountMicros, 'capture');
+    const now = this.clock.now();
     return this.q.run(() => {
       const hold = this.pendingHold(callId);
       if (req.amountMicros > hold.amount_micros) {
@@ -323,7 +335,6 @@ export class SqliteLedger implements Ledger {
           `capture of ${req.amountMicros} exceeds hold of ${hold.amount_micros} for ${callId}`,
         );
       }
-      const now = this.clock.now();
       this.s.resolveHold.run('posted', req.amountMicros, now, callId);
       this.s.settle.run(req.amountMicros, hold.amount_micros, hold.account_id);
       if (req.amountMicros > 0) {
@@ -362,13 +373,15 @@ export class SqliteLedger implements Ledger {
     handle: string,
     reason: string,
   ): Promise<{ refundedMicros: number; callId?: string }> {
-    return this.q.run(() => this.refunds.refund(accountId, handle, reason, this.clock.now()));
+    const now = this.clock.now();
+    return this.q.run(() => this.refunds.refund(accountId, handle, reason, now));
   }
 
   void(callId: string, req: VoidRequest): Promise<void> {
+    const now = this.clock.now();
     return this.q.run(() => {
       const hold = this.pendingHold(callId);
-      this.voidHold(hold, 'voided', req.errorCode, req.provider, req.durationMs, req.meta);
+      this.voidHold(hold, 'voided', now, req.errorCode, req.provider, req.durationMs, req.meta);
     });
   }
 
@@ -384,12 +397,12 @@ export class SqliteLedger implements Ledger {
   private voidHold(
     hold: HoldRow,
     status: 'voided' | 'expired',
+    now: number,
     errorCode: string,
     provider: string | null,
     durationMs: number | null,
     meta: Record<string, unknown> | undefined,
   ): void {
-    const now = this.clock.now();
     if (this.s.resolveHold.run(status, null, now, hold.call_id).changes !== 1) {
       throw new LedgerStateError(`hold for call ${hold.call_id} was resolved concurrently`);
     }
@@ -423,16 +436,17 @@ export class SqliteLedger implements Ledger {
   sweep(now: number): Promise<SweepResult> {
     return this.q.run(() => {
       const expired = this.s.expired.all(now);
-      for (const hold of expired) this.voidHold(hold, 'expired', 'hold_expired', null, null, undefined);
+      for (const hold of expired) this.voidHold(hold, 'expired', now, 'hold_expired', null, null, undefined);
       const purged = this.s.purgeIdem.run(now - this.idempotencyTtlMs).changes;
       return { expiredHolds: expired.length, purgedKeys: purged };
     });
   }
 
   voidAllPending(reason: string): Promise<number> {
+    const now = this.clock.now();
     return this.q.run(() => {
       const pending = this.s.allPending.all();
-      for (const hold of pending) this.voidHold(hold, 'expired', reason, null, null, undefined);
+      for (const hold of pending) this.voidHold(hold, 'expired', now, reason, null, null, undefined);
       return pending.length;
     });
   }

@@ -1,0 +1,22 @@
+import { type Availability, catalogAvailability } from '../../tools/availability.js';
+import type { Services } from '../../tools/context.js';
+
+// The doors' view of which actions this gateway can run now (tools/availability.ts decides, from the same
+// prechecks a call runs). Listings leave the others out, or mark them when the operator asks
+// (TOLLGATE_LIST_UNAVAILABLE=mark), so agents do not spend turns on guaranteed 503s.
+
+export type { Availability };
+
+/** hide: unavailable actions are left out of listings; mark: listed with `available: false` and the reason. */
+export type UnavailableListing = 'hide' | 'mark';
+
+export function availability(services: Services): ReadonlyMap<string, Availability> {
+  return catalogAvailability(services);
+}
+
+/** A stable key of the current availability, to reuse listings built for the same state. */
+export function availabilityKey(map: ReadonlyMap<string, Availability>): string {
+  let key = '';
+  for (const [id, a] of map) if (!a.available || a.reason) key += `${id}:${a.available ? 1 : 0};`;
+  return key;
+}
