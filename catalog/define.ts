@@ -81,6 +81,8 @@ export interface Action<
   toolName: `${S}_${A}`;
   /** Summary, when to use it, and the price sentence; what agents read. */
   description: string;
+  /** The input's own field names (for naming extra fields passed through by a non-strict action). */
+  fields: ReadonlySet<string>;
   pollWith: string | undefined;
   jobHandle: string | undefined;
   refundsStart: ActionSpec['refundsStart'];
@@ -104,6 +106,7 @@ export function defineAction<
     id: `${spec.service}/${spec.action}`,
     toolName: `${spec.service}_${spec.action}`,
     description: `${spec.summary.trim()} ${spec.whenToUse.trim()} ${priceSentence(spec.priceCents)}`,
+    fields: new Set(Object.keys(spec.input.shape)),
     access,
     timeoutMs: spec.timeoutMs ?? 60_000,
     pollWith: spec.pollWith,

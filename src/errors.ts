@@ -85,10 +85,19 @@ export function toGatewayError(e: unknown): GatewayError {
 
 // ---- constructors for the common cases, so messages stay consistent across doors -------------------------
 
+/** The message of a field that is absent; the summary reads "url is required". */
+export const REQUIRED = 'required';
+
 export function invalidInput(issues: FieldIssue[]): GatewayError {
   const summary = issues
     .slice(0, 5)
-    .map((i) => (i.path ? `${i.path}: ${i.message}` : i.message))
+    .map((i) =>
+      i.path && i.message === REQUIRED
+        ? `${i.path} is required`
+        : i.path
+          ? `${i.path}: ${i.message}`
+          : i.message,
+    )
     .join('; ');
   return new GatewayError('invalid_input', `Invalid input: ${summary}`, { details: { issues } });
 }

@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
@@ -9,7 +8,7 @@ import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
@@ -22,23 +21,23 @@ import { acquireInstanceLock } from './lib/instance-lock.js';
 import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
-import { createMcpDoor, MCP_PATH } from './mcp/door.js';
+import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
 import { instrumentClient, instrumentFacilitator } from './ops/instrument.js';
 import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
 import { tracesFromEnv } from './ops/otel-env.js';
 import type { OtelTracing } from './ops/otel-sdk.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
-import type { Services } from './ports/index.js';
+import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
 import { RateLimiter } from './run/rate-limit.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
+import { SqliteFileMetaStore } from './storage/file-meta-sqlite.js';
 import { SqliteHandleStore } from './storage/handles-sqlite.js';
-import { LocalFileStore } from './storage/local-files.js';
-import { loadSigningSecret } from './storage/signing.js';
+import { openFileStorage } from './storage/index.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
 import { createDispatcher } from './upstreams/http.js';
@@ -59,6 +58,8 @@ export interface GatewayOptions {
   handlers?: Partial<Handlers>;
   /** Skip the start-up recovery of orphaned holds (tests that inspect them). */
   skipRecovery?: boolean;
+  /** The file library's metadata store; default: the `files` table of this gateway's database. */
+  fileMeta?: FileMetaStore;
   /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
   metadataFetchCa?: string;
   /** Tests: trace into this exporter (the in-memory one) whatever OTEL_* says. */
@@ -73,6 +74,8 @@ export interface Gateway {
   ledger: Ledger;
   /** The one money lifecycle (holds, captures, refunds, credits). */
   money: Lifecycle;
+  /** The MCP door (its fast path's count, its cancellation registry). */
+  mcp: McpDoor;
   db: SqliteDb;
   run: RunDeps;
   log: Logger;
@@ -151,15 +154,18 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         apiKey: REALESTATEAPI.apiKey,
       })
     : undefined;
-  // files: the embedded library (local disk + SQLite); mediastage / videoasm: fal and CueFrame when keyed.
-  const filesRoot = join(config.dataDir, 'files');
-  const files = new LocalFileStore({
-    db,
-    root: filesRoot,
+  // files: metadata in the gateway's database, bytes on local disk or in S3 (TOLLGATE_STORAGE_URL);
+  // mediastage / videoasm: fal and CueFrame when keyed.
+  const fileStorage = await openFileStorage({
+    location: config.storage,
+    dataDir: config.dataDir,
+    meta: opts.fileMeta ?? new SqliteFileMetaStore(db),
     clock,
-    secret: loadSigningSecret(join(filesRoot, 'signing.key'), config.env.TOLLGATE_SIGNING_SECRET),
+    log: log.child({ component: 'files' }),
     publicUrl: () => services.publicUrl,
+    signingSecret: config.env.TOLLGATE_SIGNING_SECRET,
   });
+  const { library: files, gatewayLinks } = fileStorage;
   const download = createDownloader({ allow: config.fetchAllow });
   const mediaDispatcher = createDispatcher();
   const { FAL, CUEFRAME } = config.vendors;
@@ -296,7 +302,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     oauth.mount,
     (app) => app.use(shim.router),
     mcp.mount,
-    (app) => app.use(fileRoutes(files)),
+    // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
+    ...(gatewayLinks ? [(app: Express) => app.use(fileRoutes(gatewayLinks))] : []),
     (app) => app.use(llmDoor),
   ];
   const started = Date.now();
@@ -332,6 +339,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     app,
     ledger,
     money,
+    mcp,
     db,
     run,
     log,
@@ -350,7 +358,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         log.info({ url: `${admin.url}/metrics` }, 'metrics listener');
       }
       return new Promise((resolve, reject) => {
-        server = createHttpServer(app, [shim.hot, ...metricsHot]);
+        server = createHttpServer(app, [shim.hot, mcp.hot, ...metricsHot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
@@ -388,6 +396,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await propertyDispatcher.close();
       await mediaDispatcher.close();
       await download.close();
+      await fileStorage.close();
       await llm?.close();
       await x402?.facilitator.close();
       await otel?.shutdown();

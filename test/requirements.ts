@@ -21,19 +21,43 @@ export const REQUIREMENTS = {
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
   'billing:one-lifecycle':
     'Every money movement (hold, capture, void, refund, credit) goes through one lifecycle module in src/run.',
+  // credit lines and card money (§5, §8: "a welcome credit line of 2 USD once a card is on file; the card
+  // settles only actual usage"; docs/decisions.md "Card payments and the credit line")
+  'billing:credit-line':
+    'Usage beyond the prepaid balance draws on the credit line, never past it; balance − held + line ≥ 0.',
+  'billing:credit-line-once': 'A credit line is granted once per account and once per card fingerprint.',
+  'billing:line-frozen':
+    'A frozen line takes no new hold (402 saying why and where to fix it); prepaid money still pays.',
+  'billing:settle-actual-usage':
+    'A settlement charges exactly what was drawn (whole cents), one at a time per account; success restores the line.',
+  'billing:declined-freezes-line': 'A declined settlement freezes the line until a charge succeeds.',
+  'billing:topup-once': 'A top-up is credited exactly once, however often its confirmation arrives.',
+  'billing:refund-dispute-debit':
+    'Refunds and disputes of card payments debit the account (never through the line) and show in its history.',
+  'billing:history-complete':
+    'Credits, top-ups, line grants and settlements are in the transaction history with the calls.',
+  'billing:usage-by-day':
+    'Spend per UTC day and service is read from the ledger (calls that succeeded, net of refunds).',
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',
   'http:openapi': 'GET /openapi.json is an OpenAPI 3.1.0 document with info.version 1.0.0 (§9).',
   'http:unpaid-402': 'A paid call without credentials gets 402 naming the ways to pay (§5, §7).',
+  'http:passthrough-warnings':
+    "Extra fields on non-strict actions are passed through and named in the answer's warnings (typos too).",
   'http:strict-rejects-unknown': 'Strict actions reject unknown fields; others pass them through (§4).',
   'http:hostile-input':
     'Malformed JSON, wrong content type, oversized or deeply nested bodies get a clear 4xx.',
+  'http:required-fields': 'A missing field is reported as "<field> is required", for every kind of schema.',
+  'http:malformed-path':
+    'A malformed percent-escape in any request path is a 400 invalid_input, never a 500 or an error log.',
   'http:rate-limit': 'Each account has a call rate limit; beyond it 429 with Retry-After, uncharged.',
   'http:not-configured': 'An action whose vendor is not configured answers 503 not_configured, uncharged.',
   // auth
   'auth:api-key': 'One API key (prefix ending _sk_) covers every catalog operation (§5).',
   'auth:revocation': 'A revoked key stops working at once.',
+  'auth:one-bearer-parser':
+    'Every door reads Authorization with one parser (RFC 9110 credentials): what one accepts, none refuses.',
   // OAuth for MCP hosts (§5 "OAuth … on MCP"; the grant details are ours: docs/decisions.md "OAuth")
   'oauth:operator-revoke':
     'The operator can list and revoke the apps connected to an account; revocation is immediate.',
@@ -119,6 +143,8 @@ export const REQUIREMENTS = {
   'propdata:parcel-geojson': 'parcel returns the boundary as GeoJSON (§4.6).',
   'propdata:passthrough': 'Additional properties are accepted and forwarded to the vendor (§4.6).',
   // mcp (spec §1.5, §5; DESIGN.md; docs/decisions.md "MCP")
+  'mcp:fast-path':
+    'A plain tools/call is served without the SDK machinery and answers exactly as the SDK path would.',
   'mcp:both-eras':
     'One /mcp endpoint serves 2026-07-28 clients and 2025-era clients (initialize, stateless).',
   'mcp:tools-from-catalog':
@@ -165,6 +191,17 @@ export const REQUIREMENTS = {
     'files/list lists the caller’s own files (free, needs a key) so agents check before re-uploading.',
   'files:upload-from-url':
     'files/upload_from_url fetches server-side through the SSRF guard; private addresses are refused uncharged.',
+  'files:stream-memory':
+    'A 100 MB upload_from_url is streamed into the store (local or S3): the gateway’s memory stays flat.',
+  'files:s3-presigned':
+    'With S3 storage, put_url/get_url are presigned bucket URLs (size signed into the PUT); a direct PUT becomes stored on the next read.',
+  'files:s3-wrong-size':
+    'An object of another size than declared never becomes the file (S3 refuses it; else deleted).',
+  'files:s3-unavailable': 'A failing bucket is a 503, uncharged, with no storage text shown.',
+  'files:local-shared-dir':
+    'Processes sharing one data dir share its files safely: one signing secret, each object written once.',
+  'files:shared-storage':
+    'Gateways sharing one bucket (and metadata store) serve each other’s files and honour each other’s links.',
   // mediastage (spec §2.4, §4.2)
   'mediastage:upload':
     'mediastage/upload returns { upload_url, file_url } from fal storage; PUT then GET works.',
@@ -227,7 +264,21 @@ export const REQUIREMENTS = {
     'render of a project whose stored composition has not passed validate is refused, uncharged, saying what to run.',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
-  'ops:config-errors': 'A bad configuration value stops start-up with every problem listed.',
+  'ops:config-errors':
+    'A bad configuration stops start-up with every problem listed at once: bad values, unknown names, sections.',
+  'ops:env-file':
+    '.env of the working directory is read at start (Node loader); the environment wins over it.',
+  'ops:first-start-key':
+    'The operator account and key of a first start are created only once the port is bound, so the key is shown.',
+  'ops:startup-errors':
+    'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
+  'build:npm-ci': 'A clean clone installs with npm ci as well as npm install: the lock is complete.',
+  'cli:json-errors':
+    'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
+  'cli:data-dir':
+    'Operator commands other than serve and accounts create never create a database; they name the one they miss.',
+  'ops:storage-url':
+    'TOLLGATE_STORAGE_URL is checked at start-up (clear problems, never echoing secrets); AWS credentials are never logged.',
   // model router (spec §4.9, §7, §8)
   'llm:openai-compatible':
     'POST /api/llm/v1/chat/completions speaks the OpenAI wire format, streaming and not; the openai client works unmodified.',

@@ -2,7 +2,7 @@ import { MAX_FILE_BYTES, MEDIA_TYPE } from '../catalog/files.js';
 import type { Download, StoredFile } from './context.js';
 import type { ServiceHandlers } from './types.js';
 
-// files: the embedded file library (local disk + SQLite, src/storage). Every file belongs to ctx.owner; the
+// files: the file library (src/storage: local disk or S3 for the bytes, the gateway's database for the rest). Every file belongs to ctx.owner; the
 // store answers another owner's file_id as not found.
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -37,8 +37,8 @@ function mediaType(contentType: string | undefined): string {
     : 'application/octet-stream';
 }
 
-function listed(f: StoredFile, link: (id: string) => { url: string; expires_at: number }) {
-  const get = f.status === 'stored' ? link(f.file_id) : undefined;
+async function listed(f: StoredFile, link: (f: StoredFile) => Promise<{ url: string; expires_at: number }>) {
+  const get = f.status === 'stored' ? await link(f) : undefined;
   return {
     file_id: f.file_id,
     filename: f.filename,
@@ -67,8 +67,7 @@ export const filesHandlers: ServiceHandlers<'files'> = {
         tags: input.tags,
         note: input.note,
       });
-      const put = files.link(f.file_id, 'PUT');
-      const get = files.link(f.file_id, 'GET');
+      const [put, get] = await Promise.all([files.link(f, 'PUT'), files.link(f, 'GET')]);
       return {
         file_id: f.file_id,
         put_url: put.url,
@@ -98,12 +97,12 @@ export const filesHandlers: ServiceHandlers<'files'> = {
             source_url: input.url,
           },
           dl.body,
-          { maxBytes: MAX_FILE_BYTES, signal: ctx.signal },
+          { maxBytes: MAX_FILE_BYTES, signal: ctx.signal, length: dl.contentLength },
         );
       } finally {
         dl.cancel();
       }
-      const get = ctx.services.files.link(f.file_id, 'GET');
+      const get = await ctx.services.files.link(f, 'GET');
       return {
         file_id: f.file_id,
         get_url: get.url,
@@ -120,7 +119,8 @@ export const filesHandlers: ServiceHandlers<'files'> = {
     run: async (input, ctx) => {
       const files = ctx.services.files;
       const page = await files.list(ctx.owner, input);
-      return { files: page.files.map((f) => listed(f, (id) => files.link(id, 'GET'))), total: page.total };
+      const listing = await Promise.all(page.files.map((f) => listed(f, (file) => files.link(file, 'GET'))));
+      return { files: listing, total: page.total };
     },
   },
 };

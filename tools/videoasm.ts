@@ -75,7 +75,7 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
       }
       const contentType = importType(input, file.mime);
       // CueFrame fetches the bytes itself, through a signed download link of our storage.
-      const url = ctx.services.files.link(file.file_id, 'GET').url;
+      const { url } = await ctx.services.files.link(file, 'GET');
       const media = await cueframe(ctx).importMedia(
         { url, filename: input.filename ?? file.filename, contentType },
         { signal: ctx.signal },

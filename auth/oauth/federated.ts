@@ -1,7 +1,7 @@
 import type { AdapterPayload } from 'oidc-provider';
 import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
-import type { OidcUpstreamConfig } from '../../src/config.js';
+import type { OidcUpstreamConfig } from '../../src/config/index.js';
 import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { OAuthStore } from './store.js';
 

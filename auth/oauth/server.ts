@@ -2,7 +2,7 @@ import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprot
 import type { Express, NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
-import type { OAuthConfig } from '../../src/config.js';
+import type { OAuthConfig } from '../../src/config/index.js';
 import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';

@@ -2,7 +2,7 @@ import { createApiKey } from '../../auth/api-keys.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import type { Lifecycle } from '../run/lifecycle.js';
-import { type Out, UsageError } from './output.js';
+import { NotFoundError, type Out, UsageError } from './output.js';
 
 // Operator commands on accounts, keys and credit. They write through the same ledger as the server.
 
@@ -58,7 +58,7 @@ export async function keysList(ledger: LedgerRecords, out: Out, accountId?: stri
 
 export async function keysRevoke(ledger: LedgerRecords, out: Out, keyId: string) {
   const revoked = await ledger.revokeApiKey(keyId);
-  if (!revoked) throw new UsageError(`no active key ${keyId}`);
+  if (!revoked) throw new NotFoundError(`no active key ${keyId}`);
   out.result({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
 }
 
@@ -99,7 +99,7 @@ function balanceFields(b: { balance_micros: number; held_micros: number; availab
 }
 
 async function mustExist(ledger: LedgerRecords, accountId: string): Promise<void> {
-  if (!(await ledger.getAccount(accountId))) throw new UsageError(`no account ${accountId}`);
+  if (!(await ledger.getAccount(accountId))) throw new NotFoundError(`no account ${accountId}`);
 }
 
 function usd(s: string): number {

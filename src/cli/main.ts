@@ -1,19 +1,18 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApiKey } from '../../auth/api-keys.js';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { actions } from '../../catalog/index.js';
-import { type Config, ConfigError, loadConfig } from '../config.js';
-import { openLedger } from '../ledger/index.js';
+import { type Config, ConfigError, loadConfig } from '../config/index.js';
+import { DB_FILE, openLedger } from '../ledger/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
-import { formatUsd, parseUsdToMicros } from '../lib/money.js';
+import { formatUsd } from '../lib/money.js';
 import { createLogger } from '../log.js';
-import { createGateway } from '../main.js';
 import { transactionView } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import * as cmd from './accounts.js';
-import { createOut, type Out, UsageError } from './output.js';
-import { serverJson } from './server-json.js';
+import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
 
 const USAGE = `tollgate — pay-per-call gateway for AI agents
 
@@ -35,43 +34,68 @@ Usage: tollgate <command> [options] [--json]
   server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
                                           the one the repository ships, its host left as a variable
 
-Every command accepts --json and then prints one JSON object on stdout.
-Configuration comes from TOLLGATE_* environment variables (see .env.example).`;
+Every command accepts --json and then prints one JSON object on stdout (errors too:
+{"ok":false,"error":{"code","message"}}, with a non-zero exit code).
+Configuration comes from TOLLGATE_* environment variables, or a .env file in the current directory
+(see .env.example); the environment wins over .env. The data directory is TOLLGATE_DATA_DIR (default
+./data): run operator commands where the gateway runs, or set it.`;
 
 export async function main(argv: string[]): Promise<number> {
+  // Known before parsing, so that even a malformed command line fails in the form the caller asked for.
+  const out = createOut(argv.includes('--json'));
+  try {
+    return await run(argv, out);
+  } catch (e) {
+    return out.fail(e, USAGE);
+  }
+}
+
+async function run(argv: string[], out: Out): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n\n${USAGE}\n`);
-    return 2;
+    throw new UsageError((e as Error).message);
   }
   const { values, positionals } = parsed;
-  const out = createOut(values.json === true);
   const [command, sub, ...rest] = positionals;
-  if (values.help || !command) {
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return command || values.help ? 0 : 2;
+    return 0;
   }
+  if (!command) throw new UsageError('missing <command>');
+  if (command === 'catalog') return catalog(out);
 
+  const envFile = loadEnvFile();
   let config: Config;
   try {
     config = loadConfig();
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`${e.message}\n`);
-      return 1;
-    }
-    throw e;
+    if (!(e instanceof ConfigError)) throw e;
+    const from = envFile ? ` (environment and ${envFile})` : '';
+    const list = e.problems.map((p) => `  - ${p}`).join('\n');
+    throw new CliError('config', `invalid configuration${from}:\n${list}`, 1, { problems: e.problems });
   }
-
-  if (command === 'serve') return serve(config, out);
-  if (command === 'catalog') return catalog(out);
+  // Loaded only for these two: the whole gateway (browser, chain, OAuth and MCP libraries) is not needed by the
+  // other commands, which then start in a third of the time.
   if (command === 'server-json') {
+    const { serverJson } = await import('./server-json.js');
     process.stdout.write(serverJson(config, values.template === true));
     return 0;
   }
+  if (command === 'serve') {
+    const { serve } = await import('./serve.js');
+    return serve(config, out, envFile);
+  }
 
+  // Every other command works on the gateway's existing database; only `accounts create` may start one. A
+  // command run from the wrong directory would otherwise find an empty new database and answer "no account".
+  const dbPath = join(config.dataDir, DB_FILE);
+  const creates = command === 'accounts' && sub === 'create';
+  if (!existsSync(dbPath)) {
+    if (!creates) throw noDatabase(config.dataDir);
+    out.note(`Creating a new database in ${config.dataDir}.`);
+  }
   const { ledger, db } = openLedger(config.dataDir, {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
@@ -88,15 +112,37 @@ export async function main(argv: string[]): Promise<number> {
     else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\n`);
-      return 2;
-    }
+    // Name the database: "no account" from the wrong data directory is the mistake this catches.
+    if (e instanceof NotFoundError) throw new NotFoundError(`${e.message} in ${dbPath}`);
     throw e;
   } finally {
     await ledger.close();
     db.close();
   }
+}
+
+/** `.env` of the current directory, through Node's own loader; variables already set in the environment win. */
+function loadEnvFile(): string | undefined {
+  const path = resolve('.env');
+  try {
+    process.loadEnvFile(path);
+    return path;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CliError('config', `cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function noDatabase(dataDir: string): CliError {
+  const how = process.env.TOLLGATE_DATA_DIR
+    ? 'TOLLGATE_DATA_DIR'
+    : 'the default ./data of the current directory; set TOLLGATE_DATA_DIR';
+  return new CliError(
+    'no_database',
+    `no tollgate database in ${dataDir} (${how}): run this where the gateway runs, or point TOLLGATE_DATA_DIR at its data directory`,
+    1,
+    { data_dir: dataDir },
+  );
 }
 
 function parse(argv: string[]) {
@@ -126,18 +172,18 @@ async function dispatch(
   values: Values,
 ): Promise<void> {
   const need = (v: string | undefined, what: string): string => {
-    if (!v) throw new UsageError(`missing ${what}\n\n${USAGE}`);
+    if (!v) throw new UsageError(`missing ${what}`);
     return v;
   };
   switch (command) {
     case 'accounts':
-      if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}\n\n${USAGE}`);
+      if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}`);
       return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
       if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>'), values.name);
       if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
       if (sub === 'revoke') return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>'));
-      throw new UsageError(`unknown: keys ${sub ?? ''}\n\n${USAGE}`);
+      throw new UsageError(`unknown: keys ${sub ?? ''}`);
     case 'credit':
       return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':
@@ -147,7 +193,7 @@ async function dispatch(
       const limit = values.limit === undefined ? 20 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
         throw new UsageError('--limit must be 1-1000');
-      if (!(await ledger.getAccount(account))) throw new UsageError(`no account ${account}`);
+      if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
       const txs = (await ledger.transactions(account, limit)).map(transactionView);
       out.result(
         { account_id: account, transactions: txs },
@@ -163,7 +209,7 @@ async function dispatch(
       return;
     }
     default:
-      throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
+      throw new UsageError(`unknown command ${command}`);
   }
 }
 
@@ -176,8 +222,8 @@ async function oauth(
 ) {
   const account = rest[0];
   if (!account || (sub !== 'list' && sub !== 'revoke'))
-    throw new UsageError(`usage: oauth list|revoke <account> …\n\n${USAGE}`);
-  if (!(await ledger.getAccount(account))) throw new UsageError(`no account ${account}`);
+    throw new UsageError('usage: oauth list|revoke <account> …');
+  if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
   if (sub === 'list') {
     const list = grants.of(account);
     out.result(
@@ -194,9 +240,9 @@ async function oauth(
     return;
   }
   const client = rest[1];
-  if (!client) throw new UsageError(`missing <client_id>\n\n${USAGE}`);
+  if (!client) throw new UsageError('missing <client_id>');
   const revoked = grants.revoke(account, client);
-  if (revoked === 0) throw new UsageError(`${client} is not connected to ${account}`);
+  if (revoked === 0) throw new NotFoundError(`${client} is not connected to ${account}`);
   out.result(
     { account_id: account, client_id: client, revoked_grants: revoked },
     `disconnected ${client} (${revoked} grant(s))`,
@@ -220,47 +266,4 @@ function catalog(out: Out): number {
       .join('\n'),
   );
   return 0;
-}
-
-async function serve(config: Config, out: Out): Promise<number> {
-  const gw = await createGateway(config);
-  const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
-  const url = await gw.listen();
-  if (bootstrap) {
-    out.note(
-      `First start: created operator account ${bootstrap.accountId} with ${bootstrap.credit}.\n` +
-        `API key (shown once, store it now): ${bootstrap.key}`,
-    );
-  }
-  out.result(
-    {
-      url,
-      public_url: config.publicUrl,
-      data_dir: config.dataDir,
-      operator: bootstrap ? { account_id: bootstrap.accountId, api_key: bootstrap.key } : null,
-    },
-    `tollgate listening on ${url} (data: ${config.dataDir})`,
-  );
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      gw.log.info({ signal }, 'shutting down: finishing in-flight calls');
-      gw.close().then(resolve, (err) => {
-        gw.log.error({ err }, 'shutdown failed');
-        resolve();
-      });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
-  return 0;
-}
-
-/** The first `serve` on an empty database creates an operator account and prints its key once. */
-async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
-  if ((await ledger.listAccounts('customer')).length > 0) return undefined;
-  const acct = await ledger.createAccount({ name: 'operator' });
-  const micros = parseUsdToMicros(config.operatorCreditUsd);
-  if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
-  const { key } = await createApiKey(ledger, acct.id, 'operator');
-  return { accountId: acct.id, key, credit: formatUsd(micros) };
 }

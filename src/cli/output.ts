@@ -5,6 +5,11 @@ export interface Out {
   result(obj: Record<string, unknown>, human: string): void;
   /** Notes for humans (stderr with --json, so stdout stays one object). */
   note(text: string): void;
+  /**
+   * Reports a failure and returns the exit code. With --json the failure is the one object on stdout,
+   * `{ ok: false, error: { code, message, … } }`, so scripts read errors where they read results.
+   */
+  fail(e: unknown, usage?: string): number;
 }
 
 export function createOut(json: boolean): Out {
@@ -16,12 +21,48 @@ export function createOut(json: boolean): Out {
     note(text) {
       (json ? process.stderr : process.stdout).write(`${text}\n`);
     },
+    fail(e, usage) {
+      const err = e instanceof CliError ? e : undefined;
+      const code = err?.code ?? 'internal';
+      const message = e instanceof Error ? e.message : String(e);
+      if (json) {
+        process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message, ...err?.details } })}\n`);
+      } else {
+        process.stderr.write(`tollgate: ${message}\n`);
+        if (err instanceof UsageError && usage) process.stderr.write(`\n${usage}\n`);
+      }
+      // A bug, not a refusal: its stack helps the report (stderr, so a --json stdout stays one object).
+      if (!err && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+      return err?.exitCode ?? 1;
+    },
   };
 }
 
-export class UsageError extends Error {
-  constructor(message: string) {
+/** A refusal the operator can act on: one line (or the listed problems), never a stack trace. */
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode = 1,
+    readonly details?: Record<string, unknown>,
+  ) {
     super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** The command line itself is wrong: exit 2, and the human form adds the usage text. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super('usage', message, 2);
     this.name = 'UsageError';
+  }
+}
+
+/** The account, key or app named does not exist in this database (exit 2, as a wrong argument). */
+export class NotFoundError extends CliError {
+  constructor(message: string) {
+    super('not_found', message, 2);
+    this.name = 'NotFoundError';
   }
 }

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { VERSION } from '../main.js';
 import { registryEntry } from '../mcp/server-card.js';
 

@@ -2,8 +2,13 @@ import { z } from 'zod';
 
 // Field parsers shared by the config sections.
 
-export const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-export const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+export const int = (min: number, max: number) => {
+  const error = `an integer from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+export const url = z
+  .url({ protocol: /^https?$/, error: 'an http or https URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
 export const list = z.string().transform((s) =>
   s
     .split(',')

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Env, VendorConfig } from '../config.js';
+import type { Env, VendorConfig } from './index.js';
 
 // The model router section of the configuration (TOLLGATE_LLM_*): tiers, ceilings, price overrides.
 

@@ -1,5 +1,5 @@
-import type { Env } from '../config.js';
 import { parseUsdToMicros } from '../lib/money.js';
+import type { Env } from './index.js';
 
 // The OAuth section of the configuration (TOLLGATE_OAUTH_*, TOLLGATE_OIDC_*).
 

@@ -1,4 +1,4 @@
-import type { Env } from '../config.js';
+import type { Env } from './index.js';
 
 // The x402 section of the configuration (TOLLGATE_X402_*), checked as a whole once the schema parsed.
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { bodyError } from './json-body.js';
 import { requestContext } from './request-context.js';
-import { sendError } from './respond.js';
+import { MALFORMED_PATH, sendError } from './respond.js';
 
 /** Mounts a door's routes on the shared app. */
 export type Door = (app: Express) => void;
@@ -15,6 +15,25 @@ export interface AppOptions {
   health: () => Record<string, unknown>;
 }
 
+/**
+ * The routers decode path parameters and throw on a malformed escape, which would surface as a 500. It is the
+ * caller's mistake, so it is refused here, before any express door: one check for every route, present and
+ * future. (The hot POST /api/run path, served without express, answers the same in run-routes.ts.)
+ */
+function malformedPath(req: Request, res: Response, next: NextFunction): void {
+  if (req.path.includes('%')) {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      // Refused unread: a large upload to such a path is not drained.
+      res.setHeader('Connection', 'close');
+      sendError(res, MALFORMED_PATH);
+      return;
+    }
+  }
+  next();
+}
+
 /** One express app for every door: request ids and logs first, then the doors, then 404 and errors. */
 export function createApp(opts: AppOptions): Express {
   const app = express();
@@ -22,6 +41,7 @@ export function createApp(opts: AppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(opts.log));
+  app.use(malformedPath);
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true, ...opts.health() });
   });

@@ -1,33 +1,28 @@
 import type { Readable } from 'node:stream';
 import { type Request, type Response, Router } from 'express';
 import { GatewayError, toGatewayError } from '../errors.js';
+import { inlineDisposition } from '../lib/content-disposition.js';
 import { sendError } from './respond.js';
 
-// The endpoints behind files/upload's put_url and get_url: `PUT|GET /files/{file_id}?expires=…&signature=…`.
+// The endpoints behind local storage's put_url and get_url: `PUT|GET /files/{file_id}?expires=…&signature=…`
+// (with S3 storage the links are presigned URLs of the bucket, and these routes are not mounted).
 // The signed link is the capability (no API key: the caller may hand it to a tool or a vendor). PUT bodies
 // are streamed to disk and must be exactly the declared size; GET streams the bytes back with the stored
 // type. Nothing here is charged: files/upload was charged when it issued the links.
 
-/** What the routes need from the file library (src/storage/local-files.ts implements it). */
+interface LinkedFile {
+  file_id: string;
+  filename: string;
+  size_bytes: number;
+  mime: string | null;
+  status: 'pending' | 'stored';
+}
+
+/** What the routes need from local storage (src/storage/gateway-links.ts implements it). */
 export interface FileContentStore {
-  /** The file the link grants `method` on; throws `forbidden` (bad or expired link) or `resource_not_found`. */
-  authorize(
-    fileId: string,
-    method: 'GET' | 'PUT',
-    expires?: string,
-    signature?: string,
-  ): {
-    file_id: string;
-    filename: string;
-    size_bytes: number;
-    mime: string | null;
-    status: 'pending' | 'stored';
-  };
-  receive(
-    file: ReturnType<FileContentStore['authorize']>,
-    body: Readable,
-    contentType: string | undefined,
-  ): Promise<void>;
+  /** The file the link grants `method` on; rejects `forbidden` (bad or expired link) or `resource_not_found`. */
+  authorize(fileId: string, method: 'GET' | 'PUT', expires?: string, signature?: string): Promise<LinkedFile>;
+  receive(file: LinkedFile, body: Readable, contentType: string | undefined): Promise<void>;
   objectPath(fileId: string): string;
 }
 
@@ -45,9 +40,9 @@ export function fileRoutes(store: FileContentStore): Router {
   const r = Router();
 
   r.put('/files/:file_id', async (req: Request, res: Response) => {
-    let file: ReturnType<FileContentStore['authorize']>;
+    let file: LinkedFile;
     try {
-      file = store.authorize(
+      file = await store.authorize(
         String(req.params.file_id),
         'PUT',
         param(req.query.expires),
@@ -91,10 +86,10 @@ export function fileRoutes(store: FileContentStore): Router {
     res.json({ ok: true, file_id: file.file_id, size_bytes: file.size_bytes });
   });
 
-  r.get('/files/:file_id', (req: Request, res: Response) => {
-    let file: ReturnType<FileContentStore['authorize']>;
+  r.get('/files/:file_id', async (req: Request, res: Response) => {
+    let file: LinkedFile;
     try {
-      file = store.authorize(
+      file = await store.authorize(
         String(req.params.file_id),
         'GET',
         param(req.query.expires),
@@ -110,7 +105,7 @@ export function fileRoutes(store: FileContentStore): Router {
       );
     }
     res.setHeader('Content-Type', file.mime ?? 'application/octet-stream');
-    res.setHeader('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(file.filename)}`);
+    res.setHeader('Content-Disposition', inlineDisposition(file.filename));
     // Stored bytes are the caller's, served from our origin: never sniffed, never run as a page.
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");

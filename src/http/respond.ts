@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { errorBody, type GatewayError } from '../errors.js';
+import { errorBody, GatewayError } from '../errors.js';
 
 // Responses written on node's own ServerResponse (an express Response is one), so that the hot routes, served
 // without express, and the express routes answer alike.
@@ -23,3 +23,9 @@ export function sendError(res: ServerResponse, e: GatewayError): void {
   if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
   sendJson(res, e.status, errorBody(e));
 }
+
+/** A path with a malformed percent-escape (`%ff`, a lone `%`): the caller's mistake, refused alike everywhere. */
+export const MALFORMED_PATH = new GatewayError(
+  'invalid_input',
+  'The request path has a malformed percent-escape (such as %ff or a lone %); nothing was charged.',
+);

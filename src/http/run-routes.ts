@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
-import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
@@ -12,7 +12,7 @@ import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
 import { trackRequest } from './request-context.js';
-import { sendError, sendJson } from './respond.js';
+import { MALFORMED_PATH, sendError, sendJson } from './respond.js';
 
 // The HTTP shim: POST /api/run/{service}/{action} runs an action through src/run; GET describes it for free.
 // This door only translates HTTP to `execute` and back. The POST is the hot path: served from node:http
@@ -123,6 +123,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       charged_cents: outcome.chargedCents,
     };
     if (outcome.transactionId) body.transaction_id = outcome.transactionId;
+    if (outcome.warnings) body.warnings = outcome.warnings;
     sendJson(res, 200, body);
   }
 
@@ -139,7 +140,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     } catch {
       trackRequest(deps.log, req, res, url);
       req.resume();
-      sendError(res, invalidInput([{ path: 'url', message: 'the path has a malformed percent-escape' }]));
+      sendError(res, MALFORMED_PATH);
       return true;
     }
     call(req, res, actionId).catch((err: unknown) => {

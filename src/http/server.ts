@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Express } from 'express';
 
-/** A route served from node:http directly; returns false when the request is not its own. */
-export type HotRoute = (req: IncomingMessage, res: ServerResponse) => boolean;
+/**
+ * A route served from node:http directly; returns false when the request is not its own. One that took the
+ * request may still hand it to the express app (`slow`), with the body it has read.
+ */
+export type HotRoute = (req: IncomingMessage, res: ServerResponse, slow: (body: unknown) => void) => boolean;
 
 /**
  * The gateway's HTTP server. The paid-call routes, where every microsecond is a caller's, are tried first and
@@ -11,7 +14,11 @@ export type HotRoute = (req: IncomingMessage, res: ServerResponse) => boolean;
  */
 export function createHttpServer(app: Express, hot: readonly HotRoute[]): Server {
   return createServer((req, res) => {
-    for (const route of hot) if (route(req, res)) return;
+    const slow = (body: unknown) => {
+      (req as IncomingMessage & { body?: unknown }).body = body;
+      app(req, res);
+    };
+    for (const route of hot) if (route(req, res, slow)) return;
     app(req, res);
   });
 }

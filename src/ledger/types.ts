@@ -2,11 +2,14 @@
 // behind the same interface (async so that callers need not change).
 //
 // Invariants (each has a test in test/unit/ledger*.test.ts):
-// - available = balance − held ≥ 0 for customer accounts, checked and reserved in one serialized write;
+// - available = balance − held + usable credit line ≥ 0 for customer accounts, checked and reserved in one
+//   serialized write (the line is usable unless frozen); the balance never goes below minus the line;
 // - a hold resolves exactly once (posted, voided or expired) and posts at most its amount;
 // - entries are append-only and sum to zero across accounts (double entry);
 // - one idempotency key per account runs at most one call; a finished call is replayed, never re-charged;
-// - every hold expires; the sweeper voids expired holds, also after a crash.
+// - every hold expires; the sweeper voids expired holds, also after a crash;
+// - money from outside moves once per outside reference; a line is granted once per account and once per card;
+// - one settlement of a line is in flight per account, and it resolves once.
 
 export type AccountKind = 'customer' | 'system' | 'x402';
 
@@ -14,15 +17,75 @@ export interface AccountRow {
   id: string;
   name: string | null;
   kind: AccountKind;
+  /** Posted balance; below zero by what a customer has drawn on its credit line. */
   balance_micros: number;
   held_micros: number;
   created_at: number;
+  /** The credit line granted (0: none). */
+  credit_line_micros: number;
+  line_frozen_at: number | null;
+  line_frozen_reason: string | null;
 }
 
 export interface Balance {
   balance_micros: number;
   held_micros: number;
+  /** What a new hold may take: balance − held + the credit line unless it is frozen. */
   available_micros: number;
+}
+
+/** An account's credit line (spec §5): usage beyond the prepaid balance, settled by the card on file. */
+export interface CreditLine {
+  /** The line granted; 0 when the account has none. */
+  limit_micros: number;
+  /** Usage not yet settled: max(0, −balance). */
+  drawn_micros: number;
+  /** Why the line is frozen (no new hold may draw on it), or null. */
+  frozen: { at: number; reason: string } | null;
+  granted_at: number | null;
+  /** The settlement in flight, if any. */
+  settling: { movement_id: string; micros: number } | null;
+}
+
+/** Money that moved without a call (operator credits, card top-ups, settlements, refunds, disputes, grants). */
+export type MovementKind =
+  | 'credit'
+  | 'topup'
+  | 'settlement'
+  | 'refund'
+  | 'dispute'
+  | 'dispute_reversal'
+  | 'line';
+
+export interface MovementRow {
+  id: string;
+  account_id: string;
+  kind: MovementKind;
+  /** Signed: + into the account, − out of it. A pending or failed settlement has moved nothing yet. */
+  amount_micros: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  memo: string | null;
+  /** The outside reference it moved once for (a Checkout session, a PaymentIntent, a refund, a dispute). */
+  external_ref: string | null;
+  created_at: number;
+  finished_at: number | null;
+  meta: Record<string, unknown> | null;
+}
+
+/** What an account spent per UTC day and service (the part of an action id before the slash). */
+export interface UsageRow {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  service: string;
+  /** Charged minus refunded. */
+  micros: number;
+  calls: number;
+}
+
+/** A window of time, ms since the epoch: from inclusive, to exclusive. */
+export interface TimeRange {
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
 }
 
 export interface ApiKeyRow {
@@ -91,7 +154,13 @@ export type BeginResult =
   | { kind: 'replay'; callId: string; response: unknown }
   | { kind: 'in_flight'; callId: string }
   | { kind: 'mismatch'; callId: string }
-  | { kind: 'insufficient'; availableMicros: number; requiredMicros: number }
+  | {
+      kind: 'insufficient';
+      availableMicros: number;
+      requiredMicros: number;
+      /** Set when the account has a credit line that is frozen: why (so the refusal can say where to fix it). */
+      lineFrozen?: { reason: string };
+    }
   | { kind: 'daily_cap'; spentMicros: number; limitMicros: number; resetsAt: number };
 
 export interface CaptureRequest {
@@ -133,7 +202,23 @@ export interface LedgerReads {
   findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined>;
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]>;
   getCall(id: string): Promise<CallRow | undefined>;
-  transactions(accountId: string, limit: number): Promise<CallRow[]>;
+  /** Calls, newest first, optionally within a time range (by start). */
+  transactions(accountId: string, limit: number, range?: TimeRange): Promise<CallRow[]>;
+  /** Money that moved without a call, newest first, optionally within a time range. */
+  movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]>;
+  getMovement(id: string): Promise<MovementRow | undefined>;
+  /** The movement recorded for an outside reference, if any. */
+  movementByRef(kind: MovementKind, externalRef: string): Promise<MovementRow | undefined>;
+  creditLine(accountId: string): Promise<CreditLine>;
+  /** Customers with a usable (unfrozen) line that have drawn at least `minDrawnMicros`, most drawn first. */
+  drawnAccounts(
+    minDrawnMicros: number,
+    limit: number,
+  ): Promise<Array<{ account_id: string; drawn_micros: number }>>;
+  /** Settlements still pending that started before `startedBefore` (an outcome never learned). */
+  pendingSettlements(startedBefore: number, limit: number): Promise<MovementRow[]>;
+  /** Spend per UTC day and service in a time range (calls that succeeded, net of refunds). */
+  usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]>;
 }
 
 /** Accounts and keys: records that move no money. */
@@ -147,6 +232,63 @@ export interface LedgerAdmin {
   }): Promise<ApiKeyRow>;
   revokeApiKey(id: string): Promise<boolean>;
 }
+
+/** Money from or back to outside, recorded once per outside reference. */
+export interface ExternalRequest {
+  accountId: string;
+  /**
+   * `topup` and `dispute_reversal` bring money in; `refund` and `dispute` take it back out, but never more than
+   * the prepaid balance still free of holds: the rest is recorded as unrecovered (the operator's loss), so a
+   * balance never goes below what the line covers and a line never pays for a refund.
+   */
+  kind: 'topup' | 'refund' | 'dispute' | 'dispute_reversal';
+  /** The amount the outside moved, > 0. */
+  micros: number;
+  externalRef: string;
+  memo: string;
+  meta?: Record<string, unknown>;
+}
+
+export type ExternalResult =
+  | { kind: 'recorded'; movementId: string; movedMicros: number; unrecoveredMicros: number; balance: Balance }
+  | { kind: 'duplicate'; movementId: string };
+
+export interface GrantLineRequest {
+  accountId: string;
+  micros: number;
+  /** The card's fingerprint (the same card on two accounts has the same one). */
+  cardFingerprint: string;
+  memo: string;
+}
+
+export type GrantLineResult =
+  | { kind: 'granted'; movementId: string }
+  | { kind: 'account_has_line' }
+  | { kind: 'card_has_line' };
+
+export interface SettlementRequest {
+  accountId: string;
+  /** Nothing is started below this amount (a threshold; the card network's smallest charge). */
+  minMicros: number;
+  /** The amount is rounded down to a multiple of this (a cent: cards are charged in cents). */
+  stepMicros: number;
+  memo: string;
+}
+
+export type SettlementStart =
+  | { kind: 'started'; movementId: string; micros: number }
+  /** One is already in flight (for the amount it reserved). */
+  | { kind: 'pending'; movementId: string; micros: number }
+  | { kind: 'nothing_due'; drawnMicros: number };
+
+export type SettlementOutcome =
+  | { ok: true; externalRef: string }
+  | { ok: false; reason: string; externalRef?: string | undefined };
+
+export type SettlementResult =
+  | { kind: 'settled'; micros: number }
+  | { kind: 'failed' }
+  | { kind: 'already'; status: 'succeeded' | 'failed' };
 
 /**
  * The money methods. Only the lifecycle (src/run/lifecycle.ts) calls them; test/contract/money.test.ts fails if
@@ -174,6 +316,23 @@ export interface LedgerMoney {
   sweep(now: number): Promise<SweepResult>;
   /** Voids every pending hold; used at start-up of a single-instance gateway, where any pending hold is orphaned. */
   voidAllPending(reason: string): Promise<number>;
+  /** Money from or back to outside (card top-ups, refunds, disputes), once per (kind, externalRef). */
+  recordExternal(req: ExternalRequest): Promise<ExternalResult>;
+  /** Grants a credit line: once per account and once per card fingerprint. Moves no money. */
+  grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult>;
+  /** Freezes the line (no new hold draws on it) with a reason, or unfreezes it (null). */
+  freezeCreditLine(accountId: string, reason: string | null): Promise<void>;
+  /**
+   * Reserves what the account has drawn on its line (at most the line, rounded down to `stepMicros`) for one
+   * charge of its card: a pending settlement, one per account. Moves no money until it is finished.
+   */
+  beginSettlement(req: SettlementRequest): Promise<SettlementStart>;
+  /**
+   * Resolves a settlement: on success the charged amount comes in from the card (restoring the line, and
+   * unfreezing it); on failure the line is frozen with the reason. A success reported after a failure still
+   * records the money (it moved); anything reported after a success changes nothing.
+   */
+  finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult>;
 }
 
 export interface Ledger extends LedgerReads, LedgerAdmin, LedgerMoney {

@@ -1,6 +1,17 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Another live gateway owns the data dir. */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`another gateway (pid ${pid}) is running on ${dataDir}; stop it or use another TOLLGATE_DATA_DIR`);
+    this.name = 'DataDirInUseError';
+  }
+}
+
 /**
  * One gateway process per data dir. SQLite has one writer, and start-up recovery voids every pending hold as
  * orphaned, which is only right if no other live process owns one. A stale lock (its process is gone) is taken
@@ -24,9 +35,7 @@ export function acquireInstanceLock(dataDir: string): () => void {
       const pid = Number(readFileSync(path, 'utf8'));
       if (pid === process.pid) return () => {};
       if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
-        throw new Error(
-          `another gateway (pid ${pid}) is running on ${dataDir}; stop it or use another TOLLGATE_DATA_DIR`,
-        );
+        throw new DataDirInUseError(dataDir, pid);
       }
       unlinkSync(path);
     }

@@ -37,10 +37,17 @@ export function openSqlite(path: string): SqliteDb {
 }
 
 /**
+ * A migration: SQL run in one immediate transaction. One that rebuilds a table other tables reference (SQLite
+ * cannot change a CHECK constraint in place) runs with foreign keys off, as SQLite's documented procedure
+ * requires (sqlite.org/lang_altertable.html#otheralter), and must leave `foreign_key_check` clean before it commits.
+ */
+export type Migration = string | { sql: string; rebuildsTables: true };
+
+/**
  * Applies `migrations[v..]` for a namespace (ledger, jobs, oauth, …), each in its own immediate transaction.
  * Migrations are append-only: a shipped one is never edited; a change is a new entry.
  */
-export function migrate(db: SqliteDb, namespace: string, migrations: readonly string[]): void {
+export function migrate(db: SqliteDb, namespace: string, migrations: readonly Migration[]): void {
   db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL, applied_at INTEGER NOT NULL, PRIMARY KEY (namespace, version))',
   );
@@ -50,13 +57,26 @@ export function migrate(db: SqliteDb, namespace: string, migrations: readonly st
     v: number | null;
   };
   for (let v = row.v ?? 0; v < migrations.length; v++) {
-    db.transaction(() => {
-      db.exec(migrations[v] as string);
-      db.prepare('INSERT INTO schema_migrations (namespace, version, applied_at) VALUES (?, ?, ?)').run(
-        namespace,
-        v + 1,
-        Date.now(),
-      );
-    }).immediate();
+    const m = migrations[v] as Migration;
+    const rebuild = typeof m !== 'string';
+    // The pragma is a no-op inside a transaction, so it is switched around it.
+    const fkWasOn = rebuild && db.pragma('foreign_keys', { simple: true }) === 1;
+    if (fkWasOn) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        db.exec(typeof m === 'string' ? m : m.sql);
+        if (rebuild) {
+          const broken = db.pragma('foreign_key_check') as unknown[];
+          if (broken.length > 0) throw new Error(`migration ${namespace}#${v + 1} broke foreign keys`);
+        }
+        db.prepare('INSERT INTO schema_migrations (namespace, version, applied_at) VALUES (?, ?, ?)').run(
+          namespace,
+          v + 1,
+          Date.now(),
+        );
+      }).immediate();
+    } finally {
+      if (fkWasOn) db.pragma('foreign_keys = ON');
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { LlmConfig, LlmPricePair } from '../config.js';
+import type { LlmConfig, LlmPricePair } from '../config/index.js';
 import type { Clock } from '../lib/clock.js';
 import { parseUsdToMicros } from '../lib/money.js';
 import { PriceCatalog, type PriceOverride } from './pricing.js';

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { ErrorCode, GatewayError } from '../errors.js';
 
 // The model router's rendering of the closed error union: OpenAI-style bodies `{ error: { message, type,
@@ -62,13 +62,23 @@ export function openAiErrorBody(e: GatewayError): OpenAiErrorBody {
  * off briefly otherwise; when that cannot help (not retryable, or a wait of a minute or more, as for the
  * daily cap) `x-should-retry: false` says so.
  */
-export function sendOpenAiError(res: Response, e: GatewayError): void {
+export function sendOpenAiError(res: ServerResponse, e: GatewayError): void {
   if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
   if (!e.retryable || (e.retryAfterSeconds ?? 0) >= 60) res.setHeader('x-should-retry', 'false');
-  res.status(e.status).json(openAiErrorBody(e));
+  writeJson(res, e.status, openAiErrorBody(e));
 }
 
 /** The SSE form, for a failure after the stream began (the status is already 200). */
 export function sseErrorEvent(e: GatewayError): string {
   return `data: ${JSON.stringify(openAiErrorBody(e))}\n\n`;
+}
+
+/** A JSON body on node's own response (the chat route is served without express). */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
 }

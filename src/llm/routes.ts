@@ -25,23 +25,22 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
   const r = Router();
   const llm = deps.llm;
   const unconfigured = notConfigured('The model router', ['TOLLGATE_LLM_API_KEY']);
+  const pricing =
+    llm &&
+    memoByLoad(llm.router.catalog, () =>
+      pricingView(llm.router.catalog, llm.router.tiers, llm.metered.limits.dailyCapMicros),
+    );
+  const models = llm && memoByLoad(llm.router.catalog, () => modelsView(llm.router.catalog));
 
-  if (!llm) {
-    r.use(LLM_BASE, (_req, res) => sendOpenAiError(res, unconfigured));
-    return r;
-  }
-  const { router, metered } = llm;
-  const pricing = memoByLoad(router.catalog, () =>
-    pricingView(router.catalog, router.tiers, metered.limits.dailyCapMicros),
-  );
-  const models = memoByLoad(router.catalog, () => modelsView(router.catalog));
-
-  // Free and public (spec §4.9, §5): no credentials read.
+  // Free and public (spec §4.9, §5): no credentials read. Without an upstream they still answer: no model is
+  // servable, and the listing says why.
   r.get(`${LLM_BASE}/pricing`, async (_req, res) => {
-    if (await listingReady(res)) res.json(pricing());
+    if (!llm || !pricing) return res.json(UNCONFIGURED_PRICING);
+    if (await listingReady(llm.router, res)) res.json(pricing());
   });
   r.get(`${LLM_BASE}/models`, async (_req, res) => {
-    if (await listingReady(res)) res.json(models());
+    if (!llm || !models) return res.json({ object: 'list', data: [] });
+    if (await listingReady(llm.router, res)) res.json(models());
   });
 
   r.post(`${LLM_BASE}/chat/completions`, jsonBody(deps.maxBodyBytes), async (req: Request, res: Response) => {
@@ -51,12 +50,14 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     } catch (e) {
       return sendOpenAiError(res, toGatewayError(e));
     }
+    // After authentication: a bad key is a 401 whether or not the router is configured.
+    if (!llm) return sendOpenAiError(res, unconfigured);
     // A client that hangs up aborts the upstream call; src/run settles what it consumed.
     const gone = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const outcome = await runChatCompletion(metered, principal, req.body, {
+    const outcome = await runChatCompletion(llm.metered, principal, req.body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
       trace: req.headers,
@@ -84,18 +85,30 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     );
   });
 
-  async function listingReady(res: Response): Promise<boolean> {
-    try {
-      await router.catalog.ensureLoaded();
-      return true;
-    } catch (e) {
-      if (router.catalog.all().length > 0) return true; // overrides only: show what is known
-      sendOpenAiError(res, toGatewayError(e));
-      return false;
-    }
-  }
-
   return r;
+}
+
+/** GET /pricing without an upstream: the same document, with nothing in it, and why. */
+const UNCONFIGURED_PRICING = {
+  object: 'pricing',
+  currency: 'USD',
+  unit: 'USD per million tokens',
+  updated_at: null,
+  available: false,
+  message: 'The model router is not configured on this gateway (the operator sets TOLLGATE_LLM_API_KEY).',
+  tiers: [],
+  models: [],
+};
+
+async function listingReady(router: LlmRouter, res: Response): Promise<boolean> {
+  try {
+    await router.catalog.ensureLoaded();
+    return true;
+  } catch (e) {
+    if (router.catalog.all().length > 0) return true; // overrides only: show what is known
+    sendOpenAiError(res, toGatewayError(e));
+    return false;
+  }
 }
 
 /** The streaming response: SSE events written as they arrive, with backpressure from the client's socket. */

@@ -34,7 +34,36 @@ export const X402_RECEIPT_META = 'x402/payment-response';
 
 type Params = CallToolRequest['params'];
 
-export async function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Promise<CallToolResult> {
+/** One tools/call, whatever carried it: the SDK's handler (src/mcp/server.ts) or the fast path (./fast-call.ts). */
+export interface ToolCall {
+  params: Params;
+  principal: Principal;
+  /** The request's `_meta` (idempotency key, x402 payment, progress token). */
+  meta: Record<string, unknown> | undefined;
+  /** JSON-RPC id, for 2025-era cancellation by `notifications/cancelled` on another request. */
+  id: string | number;
+  /** Aborted when the client goes away (or closes the call's stream). */
+  signal: AbortSignal;
+  /** Sends `notifications/progress` when the client asked for progress (a progressToken in `_meta`). */
+  notify?:
+    | ((n: { method: 'notifications/progress'; params: Record<string, unknown> }) => Promise<void>)
+    | undefined;
+}
+
+/** The SDK's tools/call handler: its context → a ToolCall. */
+export function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Promise<CallToolResult> {
+  return runToolCall(deps, {
+    params,
+    principal: principalFromAuthInfo(ctx.http?.authInfo) ?? ANONYMOUS,
+    meta: ctx.mcpReq._meta,
+    id: ctx.mcpReq.id,
+    signal: ctx.mcpReq.signal,
+    notify: (n) => ctx.mcpReq.notify(n),
+  });
+}
+
+export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallToolResult> {
+  const { params, principal, meta } = call;
   // The compact set's two door-level tools (src/mcp/compact.ts); any tool name also works in either set.
   if (params.name === DESCRIBE_TOOL) {
     return describeAction(params.arguments ?? {}, availability(deps.run.services));
@@ -53,7 +82,6 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
       `Unknown tool "${params.name}". tools/list lists the tools.`,
     );
   }
-  const principal = principalFromAuthInfo(ctx.http?.authInfo) ?? ANONYMOUS;
   try {
     const args = input;
     const violation = checkJsonLimits(args, DEFAULT_JSON_LIMITS);
@@ -63,7 +91,7 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
         invalidInput([{ path: '', message: `the arguments are ${what} ${violation.limit}` }]),
       );
     }
-    const key = ctx.mcpReq._meta?.[IDEMPOTENCY_META_KEY];
+    const key = meta?.[IDEMPOTENCY_META_KEY];
     if (key !== undefined && typeof key !== 'string') {
       return mcpErrorResult(
         invalidInput([{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: 'must be a string' }]),
@@ -71,15 +99,15 @@ export async function callTool(deps: CallDeps, params: Params, ctx: ServerContex
     }
     // The same entry point as the HTTP door: an account pays from its balance; an anonymous caller of a paid
     // tool speaks x402 (challenge, or the payment in _meta).
-    const result = await withCancellation(deps, principal, ctx, (signal) =>
+    const result = await withCancellation(deps, call, (signal) =>
       executeCall(deps.run, deps.x402, {
         actionId: action.id,
         input: args,
         principal,
-        payment: ctx.mcpReq._meta?.[X402_PAYMENT_META],
+        payment: meta?.[X402_PAYMENT_META],
         transport: 'mcp',
-        trace: ctx.mcpReq._meta,
-        opts: { idempotencyKey: key, signal, onProgress: progressSender(ctx) },
+        trace: meta,
+        opts: { idempotencyKey: key, signal, onProgress: progressSender(call) },
       }),
     );
     return paidResult(result);
@@ -119,6 +147,7 @@ export function toResult(outcome: Outcome): CallToolResult {
     charged_cents: outcome.chargedCents,
   };
   if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
+  if (outcome.warnings) structured.warnings = outcome.warnings;
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
@@ -129,13 +158,13 @@ export function toResult(outcome: Outcome): CallToolResult {
  */
 async function withCancellation<T>(
   deps: CallDeps,
-  principal: Principal,
-  ctx: ServerContext,
+  call: ToolCall,
   run: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  if (principal.kind === 'anonymous') return run(ctx.mcpReq.signal);
-  const entry = deps.calls.begin(callerKey(principal), ctx.mcpReq.id);
-  const linked = linkSignals([ctx.mcpReq.signal, entry.signal]);
+  const { principal } = call;
+  if (principal.kind === 'anonymous') return run(call.signal);
+  const entry = deps.calls.begin(callerKey(principal), call.id);
+  const linked = linkSignals([call.signal, entry.signal]);
   try {
     return await run(linked.signal);
   } finally {
@@ -153,17 +182,18 @@ export function callerKey(p: Exclude<Principal, { kind: 'anonymous' }>): string 
  * Forwards handler progress as `notifications/progress` when the client asked for it (sent a progressToken).
  * Progress must increase per token, so a report that does not is dropped.
  */
-function progressSender(ctx: ServerContext): ExecuteOptions['onProgress'] {
-  const token = ctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return undefined;
+function progressSender(call: ToolCall): ExecuteOptions['onProgress'] {
+  const token = call.meta?.progressToken;
+  const notify = call.notify;
+  if (token === undefined || !notify) return undefined;
   let last = Number.NEGATIVE_INFINITY;
   return (progress, total, message) => {
-    if (!(progress > last) || ctx.mcpReq.signal.aborted) return;
+    if (!(progress > last) || call.signal.aborted) return;
     last = progress;
     const params: Record<string, unknown> = { progressToken: token, progress };
     if (total !== undefined) params.total = total;
     if (message !== undefined) params.message = message;
     // A lost progress notification must not fail the call.
-    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
+    notify({ method: 'notifications/progress', params }).catch(() => {});
   };
 }

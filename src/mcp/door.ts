@@ -1,21 +1,33 @@
-import { requireBearerAuth } from '@modelcontextprotocol/express';
+import type { ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import {
+  type AuthInfo,
+  bearerAuthChallengeResponse,
+  createMcpHandler,
+  getOAuthProtectedResourceMetadataUrl,
+  OAuthError,
+  OAuthErrorCode,
+  type OAuthTokenVerifier,
+  verifyBearerToken,
+} from '@modelcontextprotocol/server';
+import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
+import { bearerToken } from '../../auth/bearer.js';
 import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
 import { actions } from '../../catalog/index.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { trackRequest } from '../lib/request-log.js';
 import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
-import { mcpGuard } from './guard.js';
+import { type FastToolsCall, fastToolsCall } from './fast-call.js';
+import { allowedNames, mcpGuard } from './guard.js';
 import { MCP_PATH, MCP_X402_PATH } from './paths.js';
-import { SERVER_NAME, serverFactory } from './server.js';
+import { SERVER_INFO, SERVER_NAME, serverFactory } from './server.js';
 import { serverCardRoutes } from './server-card-routes.js';
 
 // The MCP door: POST /mcp for both protocol eras (2026-07-28 natively, 2025 clients served statelessly per
@@ -59,6 +71,11 @@ export interface McpDoorDeps {
 export interface McpDoor {
   /** Mounts /mcp and its metadata on the shared app (the composition root's `Door` shape). */
   mount: (app: Express) => void;
+  /**
+   * The hot route (src/http/server.ts): plain tools/call served without the SDK (./fast-call.ts); anything
+   * else it hands to `slow` (the express app) with the body it may have read.
+   */
+  hot: FastToolsCall;
   /** Calls in flight through MCP (exposed for tests and health). */
   calls: CallRegistry;
   /** Releases the SDK handler; call after in-flight calls have drained. */
@@ -88,6 +105,23 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
   const requiredScopes = deps.requiredScopes ?? [];
   const verifier = createMcpTokenVerifier(deps.auth, { resource: resourceUrl, keyScopes: requiredScopes });
   const metadataPath = new URL(getOAuthProtectedResourceMetadataUrl(new URL(`http://x${MCP_PATH}`))).pathname;
+  const guardLists = {
+    allowedHosts: deps.allowedHosts,
+    allowedOrigins: deps.allowedOrigins,
+    publicUrl: deps.publicUrl,
+  };
+  const names = allowedNames(guardLists);
+  const hot = fastToolsCall({
+    call: { run: deps.run, calls, x402: deps.x402 },
+    auth: deps.auth,
+    log: deps.log,
+    body: { maxBytes: deps.maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' },
+    hosts: () => names().hosts,
+    requiredScopes,
+    serverInfo: SERVER_INFO(deps.version),
+    track: (req, res) => trackRequest(deps.log, req, res, MCP_PATH),
+    bodyError: bodyRpcError,
+  });
 
   const mount = (app: Express): void => {
     app.use(
@@ -112,11 +146,7 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
     });
     app.all(
       MCP_PATH,
-      mcpGuard({
-        allowedHosts: deps.allowedHosts,
-        allowedOrigins: deps.allowedOrigins,
-        publicUrl: deps.publicUrl,
-      }),
+      mcpGuard(guardLists),
       bearer(verifier, () => getOAuthProtectedResourceMetadataUrl(resourceUrl()), requiredScopes),
       jsonBody(deps.maxBodyBytes),
       (req: Request, res: Response) => {
@@ -139,7 +169,7 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
     );
   };
 
-  return { mount, calls, close: () => handler.close() };
+  return { mount, hot, calls, close: () => handler.close() };
 }
 
 /** RFC 9728 metadata for /mcp. `authorization_servers` appears once the OAuth module provides an issuer. */
@@ -158,22 +188,38 @@ export function protectedResourceMetadata(
   return doc;
 }
 
-/** The SDK's bearer middleware, rebuilt only if the public URL (and so the challenge's metadata URL) changes. */
-function bearer(
-  verifier: Parameters<typeof requireBearerAuth>[0]['verifier'],
-  metadataUrl: () => string,
-  requiredScopes: readonly string[],
-) {
-  let built: { url: string; mw: RequestHandler } | undefined;
-  return (req: Request, res: Response, next: NextFunction) => {
-    const url = metadataUrl();
-    if (built?.url !== url) {
-      built = {
-        url,
-        mw: requireBearerAuth({ verifier, resourceMetadataUrl: url, requiredScopes: [...requiredScopes] }),
-      };
+/**
+ * Bearer auth with the SDK's verification and 401/403 challenge, but the header read by the parser every door
+ * shares (auth/bearer.ts): the SDK's own split keeps the first word after the token and refuses repeated
+ * spaces, so `/mcp` and `/api/run` would disagree about the same header.
+ */
+function bearer(verifier: OAuthTokenVerifier, metadataUrl: () => string, requiredScopes: readonly string[]) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const options = { verifier, requiredScopes: [...requiredScopes], resourceMetadataUrl: metadataUrl() };
+    try {
+      const header = req.headers.authorization;
+      const token = bearerToken(header);
+      if (!token) {
+        throw new OAuthError(
+          OAuthErrorCode.InvalidToken,
+          header
+            ? 'Send credentials as "Authorization: Bearer <API key or token>".'
+            : 'Missing Authorization header',
+        );
+      }
+      (req as Request & { auth?: AuthInfo }).auth = await verifyBearerToken(`Bearer ${token}`, options);
+    } catch (error) {
+      const answer = bearerAuthChallengeResponse(error, options);
+      const challenge = answer.headers.get('WWW-Authenticate');
+      if (challenge !== null) res.setHeader('WWW-Authenticate', challenge);
+      const body =
+        error instanceof OAuthError
+          ? error
+          : new OAuthError(OAuthErrorCode.ServerError, 'Internal Server Error');
+      res.status(answer.status).json(body.toResponseObject());
+      return;
     }
-    return built.mw(req, res, next);
+    next();
   };
 }
 
@@ -185,31 +231,43 @@ function bearer(
 function jsonBody(maxBodyBytes: number) {
   const opts: JsonBodyOptions = { maxBytes: maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' };
   return (req: Request, res: Response, next: NextFunction) => {
+    // Read already by the fast path (./fast-call.ts), which handed this request on.
+    if (req.body !== undefined) return next();
     if (req.method !== 'POST' || !JSON_CONTENT.test(req.headers['content-type'] ?? '')) return next();
     readJsonBody(req, opts).then(
       (body) => {
         req.body = body;
         next();
       },
-      (e: unknown) => {
-        const error = toGatewayError(e);
-        switch (error.code) {
-          case 'payload_too_large':
-            return rpcError(res, 413, -32000, error.message);
-          case 'invalid_input':
-            return rpcError(res, 400, -32600, `Invalid request: ${error.message}`);
-          case 'unsupported_media_type':
-            return rpcError(res, 415, -32000, error.message);
-          default:
-            return rpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
-        }
-      },
+      (e: unknown) => bodyRpcError(res, e),
     );
   };
 }
 
+/** A body-reading failure as a JSON-RPC error, with our wording. */
+function bodyRpcError(res: ServerResponse, e: unknown): void {
+  const error = toGatewayError(e);
+  const [status, code, message] = BODY_ERRORS[error.code]?.(error.message) ?? [
+    400,
+    -32700,
+    'Parse error: the body is not valid JSON.',
+  ];
+  rpcError(res, status, code, message);
+}
+
+const BODY_ERRORS: Partial<Record<string, (message: string) => [number, number, string]>> = {
+  payload_too_large: (m) => [413, -32000, m],
+  invalid_input: (m) => [400, -32600, `Invalid request: ${m}`],
+  unsupported_media_type: (m) => [415, -32000, m],
+};
+
 const JSON_CONTENT = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-function rpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  const text = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
 }

@@ -33,21 +33,28 @@ export function hostnameOf(entry: string): string {
   }
 }
 
-export function mcpGuard(lists: GuardLists) {
+/** The allowed Host and Origin hostnames, rebuilt only when the public URL changes (tests learn it late). */
+export function allowedNames(lists: GuardLists): () => { hosts: string[]; origins: string[] } {
   let cachedFor: string | undefined;
-  let hosts: string[] = [];
-  let origins: string[] = [];
-  const refresh = () => {
+  let names = { hosts: [] as string[], origins: [] as string[] };
+  return () => {
     const publicUrl = lists.publicUrl();
-    if (publicUrl === cachedFor) return;
-    cachedFor = publicUrl;
-    const own = hostnameOf(publicUrl);
-    hosts = [...new Set([...localhostAllowedHostnames(), own, ...lists.allowedHosts.map(hostnameOf)])];
-    origins = [...new Set([...localhostAllowedOrigins(), own, ...lists.allowedOrigins.map(hostnameOf)])];
+    if (publicUrl !== cachedFor) {
+      cachedFor = publicUrl;
+      const own = hostnameOf(publicUrl);
+      names = {
+        hosts: [...new Set([...localhostAllowedHostnames(), own, ...lists.allowedHosts.map(hostnameOf)])],
+        origins: [...new Set([...localhostAllowedOrigins(), own, ...lists.allowedOrigins.map(hostnameOf)])],
+      };
+    }
+    return names;
   };
+}
 
+export function mcpGuard(lists: GuardLists) {
+  const names = allowedNames(lists);
   return (req: Request, res: Response, next: NextFunction): void => {
-    refresh();
+    const { hosts, origins } = names();
     const host = validateHostHeader(req.headers.host, hosts);
     if (!host.ok) {
       refuse(res, host.message);

@@ -18,6 +18,9 @@ import { actionForTool, fullToolList } from './tools.js';
 
 export const SERVER_NAME = 'tollgate';
 
+/** The server's identity, as `initialize` and every 2026-07-28 result's `_meta` name it. */
+export const SERVER_INFO = (version: string) => ({ name: SERVER_NAME, title: 'tollgate', version });
+
 const TOOL_LIST_TTL_MS = 300_000;
 
 export const INSTRUCTIONS = [
@@ -83,7 +86,7 @@ function toolLister(deps: ServerDeps): (set: ToolSet) => { tools: Tool[] } {
 }
 
 export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Server {
-  const info = { name: SERVER_NAME, title: 'tollgate', version: deps.version };
+  const info = SERVER_INFO(deps.version);
   const toolList = toolLister(deps);
   const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
   const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402 };

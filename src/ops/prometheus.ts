@@ -87,6 +87,21 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
       'Holds refused before a call ran, by reason, and for daily caps by whose cap (account, client, door).',
       ['reason', 'scope'],
     ),
+    card: new CounterFamily(
+      'tollgate_card_money_micros_total',
+      'Card money recorded, micro-USD, by kind (topup, refund, dispute, dispute_reversal).',
+      ['kind'],
+    ),
+    cardSettlements: new CounterFamily(
+      'tollgate_card_settlements_total',
+      'Card charges settling credit lines, by outcome (settled, failed, already).',
+      ['outcome'],
+    ),
+    cardSettled: new CounterFamily(
+      'tollgate_card_settled_micros_total',
+      'Money settled by card charges of credit lines, micro-USD.',
+      [],
+    ),
     expired: new CounterFamily(
       'tollgate_holds_expired_total',
       'Holds the sweeper voided because they outlived their TTL (a call that never resolved).',
@@ -247,6 +262,11 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
     },
     credited: (reason, micros) => fam.credited.child(reason).inc(micros),
     holdRefused: (reason: HoldRefusal, scope: CapScope) => fam.refused.child(reason, scope).inc(),
+    cardMoney: (kind, micros) => fam.card.child(kind).inc(micros),
+    cardSettlement(outcome, micros) {
+      fam.cardSettlements.child(outcome).inc();
+      if (micros > 0) fam.cardSettled.child().inc(micros);
+    },
     holdsExpired: (n) => expired.inc(n),
     ledgerOp: (op, seconds) => ledgerOps[op].observe(seconds),
     upstream(vendor, outcome, seconds) {

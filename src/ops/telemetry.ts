@@ -42,6 +42,10 @@ export interface Metrics {
   refunded(reason: string, micros: number): void;
   credited(reason: string, micros: number): void;
   holdRefused(reason: HoldRefusal, scope: CapScope): void;
+  /** Card money recorded (`topup`, `refund`, `dispute`, `dispute_reversal`): what moved, micro-USD. */
+  cardMoney(kind: string, micros: number): void;
+  /** A card charge settling a credit line: `settled` (with its amount), `failed` or `already`. */
+  cardSettlement(outcome: string, micros: number): void;
   /** Holds the sweeper voided because they outlived their TTL. */
   holdsExpired(count: number): void;
   /** A lifecycle write as its caller waited for it (queueing included). */
@@ -99,6 +103,8 @@ export const NOOP_METRICS: Metrics = {
   refunded() {},
   credited() {},
   holdRefused() {},
+  cardMoney() {},
+  cardSettlement() {},
   holdsExpired() {},
   ledgerOp() {},
   upstream() {},

@@ -12,6 +12,7 @@ import { fingerprint } from '../lib/hash.js';
 import { centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import { admit, openScope, type ScopeDeps } from './call-scope.js';
+import { extraFieldWarnings } from './extra-fields.js';
 import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
 import { paymentRequired, unauthorized } from './refusals.js';
@@ -70,6 +71,8 @@ export type Outcome =
       transactionId: string | undefined;
       /** True when an earlier call with the same idempotency key was replayed. */
       replayed: boolean;
+      /** Extra fields a non-strict action passed through unchecked, named so a typo does not go unseen. */
+      warnings?: string[];
     }
   | { ok: false; error: GatewayError; transactionId?: string };
 
@@ -79,6 +82,8 @@ export interface Envelope {
   data: unknown;
   charged_cents: number;
   transaction_id?: string;
+  /** Extra fields passed through unchecked (non-strict actions), as the caller should know. */
+  warnings?: string[];
 }
 
 export const MAX_COST_FIELD = 'max_cost_cents';
@@ -133,6 +138,7 @@ async function run(
   const parsed = action.input.safeParse(body);
   if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
   const input = parsed.data as Record<string, unknown>;
+  const warnings = action.strict ? undefined : extraFieldWarnings(action, body);
 
   // 3. quote, and the caller's ceiling
   if (maxCost !== undefined && action.priceCents > (maxCost as number)) {
@@ -160,9 +166,12 @@ async function run(
     // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).
     const data = await runHandler(deps, action, def, input, principal, undefined, opts);
     await refundIfJobFailed(deps, action, input, data, principal);
-    return { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false };
+    return withWarnings(
+      { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false },
+      warnings,
+    );
   }
-  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts);
+  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts, warnings);
 }
 
 async function runPaid(
@@ -173,6 +182,7 @@ async function runPaid(
   input: Record<string, unknown>,
   principal: AccountPrincipal,
   opts: ExecuteOptions,
+  warnings: string[] | undefined,
 ): Promise<Outcome> {
   const key = opts.idempotencyKey;
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
@@ -196,14 +206,17 @@ async function runPaid(
   });
   if (held.kind === 'replay') {
     const env = held.response as Envelope;
-    return {
-      ok: true,
-      data: env.data,
-      chargedCents: env.charged_cents,
-      chargedMicros: centsToMicros(env.charged_cents),
-      transactionId: env.transaction_id,
-      replayed: true,
-    };
+    return withWarnings(
+      {
+        ok: true,
+        data: env.data,
+        chargedCents: env.charged_cents,
+        chargedMicros: centsToMicros(env.charged_cents),
+        transactionId: env.transaction_id,
+        replayed: true,
+      },
+      env.warnings,
+    );
   }
   const hold = held.hold;
 
@@ -229,6 +242,7 @@ async function runPaid(
     charged_cents: action.priceCents,
     transaction_id: hold.callId,
   };
+  if (warnings) envelope.warnings = warnings;
   let meta: Record<string, unknown> | undefined;
   if (opts.payment) {
     try {
@@ -245,14 +259,22 @@ async function runPaid(
     jobHandle: jobHandleOf(action, data),
   });
   await refundIfJobFailed(deps, action, input, data, principal);
-  return {
-    ok: true,
-    data,
-    chargedCents: microsToCents(charged),
-    chargedMicros: charged,
-    transactionId: hold.callId,
-    replayed: false,
-  };
+  return withWarnings(
+    {
+      ok: true,
+      data,
+      chargedCents: microsToCents(charged),
+      chargedMicros: charged,
+      transactionId: hold.callId,
+      replayed: false,
+    },
+    warnings,
+  );
+}
+
+function withWarnings<T extends Extract<Outcome, { ok: true }>>(o: T, warnings: string[] | undefined): T {
+  if (warnings) o.warnings = warnings;
+  return o;
 }
 
 /** 7. failure → void. Nothing is charged for a failed call, whatever failed. */

@@ -1,10 +1,22 @@
 import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
-import type { BeginResult, LedgerMoney, PaymentMethod } from '../ledger/types.js';
+import type {
+  BeginResult,
+  ExternalRequest,
+  ExternalResult,
+  GrantLineResult,
+  LedgerMoney,
+  PaymentMethod,
+  SettlementOutcome,
+  SettlementRequest,
+  SettlementResult,
+  SettlementStart,
+} from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd, microsToCents } from '../lib/money.js';
 import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
+import { holdRefusal } from './refusals.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
@@ -14,6 +26,9 @@ import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/tele
 //   refundJob: a job charged at its start that later failed is given back, once
 //   credit:    money from outside (operator top-ups, welcome grants, x402 settled before running)
 //   recordSettledCall: money that moved without a call waiting for it (an x402 settlement confirmed late)
+//   card money: top-ups, refunds and disputes of card payments, once per outside reference
+//   credit lines: granted once per account and card; usage beyond the balance draws on them, a settlement
+//              charges the card for what was drawn (success restores the line, a decline freezes it)
 //
 // Flat-price actions (execute), metered model calls (src/llm), x402 payments (src/run/x402) and the
 // operator's CLI all drive it, so the rules below hold for every door and every way of paying:
@@ -32,6 +47,11 @@ export interface LifecycleDeps {
   log: Logger;
   /** Minimum hold lifetime (TOLLGATE_HOLD_TTL_SECONDS); a hold always outlives its work's timeout. */
   holdTtlMs: number;
+  /**
+   * Where an account holder tops up and fixes a card (the dashboard), when card payments are on; refusals for
+   * lack of credit then point there instead of to the operator.
+   */
+  accountUrl?: (() => string) | undefined;
   /** Metrics and trace steps of every money movement (src/ops/telemetry.ts); none when absent. */
   telemetry?: Telemetry | undefined;
 }
@@ -214,7 +234,10 @@ export class Lifecycle {
       };
     }
     if (begun.kind === 'replay') return begun;
-    const refusal = this.refusal(begun, spec, holdMicros);
+    const refusal = holdRefusal(begun, spec, holdMicros, {
+      now: this.deps.clock.now(),
+      accountUrl: this.deps.accountUrl?.(),
+    });
     this.deps.telemetry?.metrics.holdRefused(
       refusal.code as HoldRefusal,
       (refusal.details?.scope as CapScope | undefined) ?? 'none',
@@ -270,6 +293,65 @@ export class Lifecycle {
     return held.hold.callId;
   }
 
+  /** Money from a card (a top-up) or back to it (a refund, a dispute), once per outside reference. */
+  async cardMoney(req: ExternalRequest): Promise<ExternalResult> {
+    const r = await this.deps.ledger.recordExternal(req);
+    if (r.kind === 'recorded') {
+      const { accountId, kind, micros, externalRef } = req;
+      this.deps.telemetry?.metrics.cardMoney(kind, r.movedMicros);
+      this.deps.log.info(
+        { account: accountId, kind, micros, moved: r.movedMicros, ref: externalRef, txn: r.movementId },
+        'card money',
+      );
+      if (r.unrecoveredMicros > 0) {
+        this.deps.log.warn(
+          { account: accountId, kind, unrecovered: r.unrecoveredMicros, ref: externalRef },
+          'card money taken back exceeds what the account still held; the rest is unrecovered',
+        );
+      }
+    }
+    return r;
+  }
+
+  /** Grants a credit line (the welcome line once a card is on file): once per account and once per card. */
+  async grantLine(accountId: string, micros: number, cardFingerprint: string): Promise<GrantLineResult> {
+    const r = await this.deps.ledger.grantCreditLine({
+      accountId,
+      micros,
+      cardFingerprint,
+      memo: `welcome credit line of ${formatUsd(micros)}`,
+    });
+    this.deps.log.info({ account: accountId, micros, outcome: r.kind }, 'credit line');
+    return r;
+  }
+
+  /** Freezes an account's line (no new hold draws on it) with the reason its holder will be shown. */
+  freezeLine(accountId: string, reason: string): Promise<void> {
+    this.deps.log.warn({ account: accountId, reason }, 'credit line frozen');
+    return this.deps.ledger.freezeCreditLine(accountId, reason);
+  }
+
+  unfreezeLine(accountId: string): Promise<void> {
+    this.deps.log.info({ account: accountId }, 'credit line unfrozen');
+    return this.deps.ledger.freezeCreditLine(accountId, null);
+  }
+
+  /** Reserves what was drawn on the line for one charge of the card (one settlement in flight per account). */
+  startSettlement(req: SettlementRequest): Promise<SettlementStart> {
+    return this.deps.ledger.beginSettlement(req);
+  }
+
+  /** The card's answer: paid (the line is restored) or declined (the line is frozen). */
+  async finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult> {
+    const r = await this.deps.ledger.finishSettlement(movementId, outcome);
+    this.deps.telemetry?.metrics.cardSettlement(r.kind, r.kind === 'settled' ? r.micros : 0);
+    this.deps.log.info(
+      { txn: movementId, outcome: r.kind, ...(outcome.ok ? {} : { reason: outcome.reason }) },
+      'settlement',
+    );
+    return r;
+  }
+
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   async sweep(now: number) {
     const r = await this.deps.ledger.sweep(now);
@@ -280,66 +362,6 @@ export class Lifecycle {
   /** At the start of a gateway that owns its database alone: every pending hold was left by a dead process. */
   voidOrphans(reason: string): Promise<number> {
     return this.deps.ledger.voidAllPending(reason);
-  }
-
-  private refusal(
-    r: Exclude<BeginResult, { kind: 'started' } | { kind: 'replay' }>,
-    spec: HoldSpec,
-    holdMicros: number,
-  ): GatewayError {
-    const { principal } = spec;
-    switch (r.kind) {
-      case 'in_flight':
-        return new GatewayError(
-          'idempotency_in_flight',
-          'A call with this Idempotency-Key is still running; retry after it finishes to get its result.',
-          { retryAfterSeconds: 1, details: { transaction_id: r.callId } },
-        );
-      case 'mismatch':
-        return new GatewayError(
-          'idempotency_mismatch',
-          'This Idempotency-Key was already used with a different action or body; use a new key for a new call.',
-          { details: { transaction_id: r.callId } },
-        );
-      case 'insufficient': {
-        const needs = spec.holdNote
-          ? `this call holds up to ${formatUsd(holdMicros)} while it runs (${spec.holdNote})`
-          : `${spec.action} needs ${formatUsd(r.requiredMicros)}`;
-        return new GatewayError(
-          'insufficient_credit',
-          `Insufficient credit: ${needs} and ${formatUsd(r.availableMicros)} is available. ` +
-            `Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`). Nothing was charged.`,
-          {
-            details: {
-              required_cents: microsToCents(r.requiredMicros),
-              required_micros: r.requiredMicros,
-              available_micros: r.availableMicros,
-              account_id: principal.accountId,
-            },
-          },
-        );
-      }
-      case 'daily_cap': {
-        const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - this.deps.clock.now()) / 1000));
-        const what = spec.doorCap
-          ? `${spec.doorCap.name} of ${formatUsd(r.limitMicros)} reached (${formatUsd(r.spentMicros)} spent or held today)`
-          : principal.kind === 'oauth'
-            ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected, is reached`
-            : `The daily spending cap of ${formatUsd(r.limitMicros)} is reached`;
-        return new GatewayError(
-          'daily_cap_exceeded',
-          `${what}; it resets at 00:00 UTC, in ${retryAfterSeconds}s. Nothing was charged.`,
-          {
-            retryAfterSeconds,
-            details: {
-              limit_micros: r.limitMicros,
-              spent_micros: r.spentMicros,
-              scope: spec.doorCap ? 'door' : principal.kind === 'oauth' ? 'client' : 'account',
-            },
-          },
-        );
-      }
-    }
   }
 }
 

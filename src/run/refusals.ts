@@ -1,8 +1,8 @@
-import type { AccountPrincipal } from '../../auth/principal.js';
 import type { Action } from '../../catalog/index.js';
 import { GatewayError } from '../errors.js';
 import type { BeginResult } from '../ledger/types.js';
 import { formatUsd, microsToCents } from '../lib/money.js';
+import type { HoldSpec } from './lifecycle.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
 
@@ -47,11 +47,17 @@ export function unauthorized(action: Action): GatewayError {
   );
 }
 
-export function beginRefusal(
+/**
+ * Why a hold was refused, in words that say what to do next: wait (a busy idempotency key, a daily cap), use a
+ * new key, or add money (top up, fix the card, ask the operator).
+ */
+export function holdRefusal(
   r: Exclude<BeginResult, { kind: 'started' } | { kind: 'replay' }>,
-  action: Action,
-  principal: AccountPrincipal,
+  spec: HoldSpec,
+  holdMicros: number,
+  ctx: { now: number; accountUrl: string | undefined },
 ): GatewayError {
+  const { principal } = spec;
   switch (r.kind) {
     case 'in_flight':
       return new GatewayError(
@@ -65,36 +71,47 @@ export function beginRefusal(
         'This Idempotency-Key was already used with a different action or body; use a new key for a new call.',
         { details: { transaction_id: r.callId } },
       );
-    case 'insufficient':
+    case 'insufficient': {
+      const needs = spec.holdNote
+        ? `this call holds up to ${formatUsd(holdMicros)} while it runs (${spec.holdNote})`
+        : `${spec.action} needs ${formatUsd(r.requiredMicros)}`;
+      const page = ctx.accountUrl;
+      const frozen = r.lineFrozen
+        ? ` Your credit line is frozen: ${r.lineFrozen.reason}.` +
+          (page ? ` Update your card or top up at ${page}.` : ' Ask the operator to add credit.')
+        : page
+          ? ` Top up or add a card at ${page}.`
+          : ` Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`).`;
       return new GatewayError(
         'insufficient_credit',
-        `Insufficient credit: ${action.id} needs ${formatUsd(r.requiredMicros)} and ${formatUsd(r.availableMicros)} ` +
-          `is available. Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`). ` +
-          'Nothing was charged.',
+        `Insufficient credit: ${needs} and ${formatUsd(Math.max(0, r.availableMicros))} is available.${frozen} Nothing was charged.`,
         {
           details: {
             required_cents: microsToCents(r.requiredMicros),
+            required_micros: r.requiredMicros,
             available_micros: r.availableMicros,
             account_id: principal.accountId,
+            ...(r.lineFrozen ? { credit_line: 'frozen', frozen_reason: r.lineFrozen.reason } : {}),
           },
         },
       );
+    }
     case 'daily_cap': {
-      const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - Date.now()) / 1000));
-      // An OAuth client's own limit (chosen by the account owner at consent) is named as such.
-      const clientLimit = principal.kind === 'oauth' && principal.dailyLimitMicros === r.limitMicros;
-      const what = clientLimit
-        ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected,`
-        : `The daily spending cap of ${formatUsd(r.limitMicros)}`;
+      const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - ctx.now) / 1000));
+      const what = spec.doorCap
+        ? `${spec.doorCap.name} of ${formatUsd(r.limitMicros)} reached (${formatUsd(r.spentMicros)} spent or held today)`
+        : principal.kind === 'oauth'
+          ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected, is reached`
+          : `The daily spending cap of ${formatUsd(r.limitMicros)} is reached`;
       return new GatewayError(
         'daily_cap_exceeded',
-        `${what} is reached; it resets at 00:00 UTC. Nothing was charged.`,
+        `${what}; it resets at 00:00 UTC, in ${retryAfterSeconds}s. Nothing was charged.`,
         {
           retryAfterSeconds,
           details: {
             limit_micros: r.limitMicros,
             spent_micros: r.spentMicros,
-            scope: clientLimit ? 'client' : 'account',
+            scope: spec.doorCap ? 'door' : principal.kind === 'oauth' ? 'client' : 'account',
           },
         },
       );

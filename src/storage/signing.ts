@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 // Signed links for stored files: HMAC-SHA256 over (method, file id, expiry). The method is signed so that a
@@ -9,26 +9,43 @@ export type LinkMethod = 'GET' | 'PUT';
 
 /**
  * The signing secret: TOLLGATE_SIGNING_SECRET when set, else one generated on first start and kept in the data
- * dir (mode 0600), so links stay valid across restarts.
+ * dir (mode 0600), so links stay valid across restarts and every process sharing the data dir signs alike.
+ * The file is written whole under a temporary name and published with link(2), so a process starting at the
+ * same moment never reads it half-written: whoever links first wins, the others read theirs.
  */
 export function loadSigningSecret(path: string, configured?: string): Buffer {
   if (configured) return Buffer.from(configured, 'utf8');
-  try {
-    return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
+  const existing = readSecret(path);
+  if (existing) return existing;
   mkdirSync(dirname(path), { recursive: true });
-  const secret = randomBytes(32).toString('hex');
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    linkSync(tmp, path);
   } catch (e) {
-    // Another process created it first: use theirs.
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
-      return Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  const secret = readSecret(path);
+  if (!secret) throw new Error(`${path} vanished while it was being created`);
+  return secret;
+}
+
+function readSecret(path: string): Buffer | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
-  return Buffer.from(secret, 'hex');
+  if (!/^[0-9a-f]{64}$/.test(text)) {
+    throw new Error(
+      `the signing secret in ${path} is not 32 hex bytes; remove it or set TOLLGATE_SIGNING_SECRET`,
+    );
+  }
+  return Buffer.from(text, 'hex');
 }
 
 export class LinkSigner {

@@ -12,7 +12,6 @@ function groupOf(file: string): string {
   const rel = relative(ROOT, file).replaceAll('\\', '/');
   if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
-  if (rel === 'src/config.ts') return 'config';
   if (rel === 'src/log.ts') return 'lib';
   for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
   const m = /^src\/([^/]+)\//.exec(rel);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { actions } from '../../catalog/index.js';
 import { serverJson } from '../../src/cli/server-json.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { VERSION } from '../../src/main.js';
 import { REGISTRY_META_KEY, registryEntry } from '../../src/mcp/server-card.js';
 import { serverJsonSchema } from '../helpers/mcp-schemas.js';

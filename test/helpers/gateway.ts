@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { createApiKey } from '../../auth/api-keys.js';
-import { type Config, loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { parseUsdToMicros } from '../../src/lib/money.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';

@@ -1,22 +1,26 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLedger } from '../../src/ledger/index.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { runCli } from '../helpers/cli.js';
 
-// The operator CLI as DESIGN.md fixes it: every command accepts --json and prints exactly one JSON object.
+// The operator CLI as DESIGN.md fixes it: every command accepts --json and prints exactly one JSON object,
+// failures included.
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const work = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
+const dataDir = join(work, 'data');
+beforeAll(async () => {
+  // The gateway's database exists (as after a first `serve`), whichever test runs first.
+  const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
+  await ledger.close();
+  db.close();
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, { cwd: work, env: { TOLLGATE_DATA_DIR: dataDir } });
 }
 
 function json(...args: string[]) {
@@ -25,6 +29,16 @@ function json(...args: string[]) {
   const lines = r.stdout.trim().split('\n');
   expect(lines, 'exactly one JSON object on stdout').toHaveLength(1);
   return JSON.parse(lines[0] as string);
+}
+
+/** A failure with --json: one object on stdout, a non-zero exit. */
+function jsonError(r: { code: number | null; stdout: string }, exit = 1) {
+  expect(r.code).toBe(exit);
+  const lines = r.stdout.trim().split('\n');
+  expect(lines, 'exactly one JSON object on stdout').toHaveLength(1);
+  const body = JSON.parse(lines[0] as string);
+  expect(body).toMatchObject({ ok: false, error: { code: expect.any(String), message: expect.any(String) } });
+  return body.error;
 }
 
 describe('tollgate CLI', () => {
@@ -58,7 +72,7 @@ describe('tollgate CLI', () => {
     expect(cat.actions.find((a: { id: string }) => a.id === 'scraperC/markdown')).toMatchObject({
       price_cents: 1,
     });
-  }, 60_000);
+  }, 120_000);
 
   it('bad usage exits non-zero with a message', () => {
     expect(cli('credit', 'acct_nope', '5').code).toBe(2);
@@ -67,5 +81,75 @@ describe('tollgate CLI', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not a USD amount/);
     expect(cli('frobnicate').code).toBe(2);
-  }, 60_000);
+  }, 120_000);
+
+  it('[cli:json-errors] with --json every failure is one JSON object on stdout, with a non-zero exit', () => {
+    expect(jsonError(cli('frobnicate', '--frob', '--json'), 2)).toMatchObject({ code: 'usage' });
+    expect(jsonError(cli('credit', '--json'), 2)).toEqual({ code: 'usage', message: 'missing <account>' });
+    expect(jsonError(cli('credit', 'acct_nope', '5', '--json'), 2)).toEqual({
+      code: 'not_found',
+      message: `no account acct_nope in ${join(dataDir, 'tollgate.db')}`,
+    });
+    const config = jsonError(
+      runCli(['balance', 'x', '--json'], {
+        cwd: work,
+        env: { TOLLGATE_DATA_DIR: dataDir, TOLLGATE_PROT: '1', TOLLGATE_PORT: 'x' },
+      }),
+    );
+    expect(config).toMatchObject({
+      code: 'config',
+      problems: [
+        'TOLLGATE_PORT: an integer from 0 to 65535',
+        'TOLLGATE_PROT: unknown variable (did you mean TOLLGATE_PORT?)',
+      ],
+    });
+    // The human form of the same failures: stderr only, no stack trace.
+    const human = cli('credit', 'acct_nope', '5');
+    expect(human.stdout).toBe('');
+    expect(human.stderr.trim()).toBe(`tollgate: no account acct_nope in ${join(dataDir, 'tollgate.db')}`);
+  }, 120_000);
+
+  it('[cli:data-dir] only serve and accounts create make a database; other commands name the one they miss', () => {
+    const elsewhere = mkdtempSync(join(work, 'elsewhere-'));
+    const r = runCli(['balance', 'acct_x'], { cwd: elsewhere });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `tollgate: no tollgate database in ${join(elsewhere, 'data')} (the default ./data of the current directory; set TOLLGATE_DATA_DIR): run this where the gateway runs, or point TOLLGATE_DATA_DIR at its data directory`,
+    );
+    expect(existsSync(join(elsewhere, 'data')), 'nothing created').toBe(false);
+    expect(jsonError(runCli(['keys', 'list', '--json'], { cwd: elsewhere }))).toMatchObject({
+      code: 'no_database',
+      data_dir: join(elsewhere, 'data'),
+    });
+
+    const created = runCli(['accounts', 'create'], { cwd: elsewhere });
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain(`Creating a new database in ${join(elsewhere, 'data')}.`);
+    expect(runCli(['keys', 'list', '--json'], { cwd: elsewhere }).code).toBe(0);
+  }, 120_000);
+
+  it('[ops:env-file] .env of the current directory is read, and the environment wins over it', () => {
+    const project = mkdtempSync(join(work, 'project-'));
+    writeFileSync(join(project, '.env'), '# settings\nTOLLGATE_DATA_DIR=./from-dotenv\nTOLLGATE_PORT=\n');
+    const a = runCli(['accounts', 'create', '--json'], { cwd: project });
+    expect(a.code, a.stderr).toBe(0);
+    expect(existsSync(join(project, 'from-dotenv', 'tollgate.db'))).toBe(true);
+
+    const explicit = join(project, 'explicit');
+    mkdirSync(explicit);
+    const b = runCli(['accounts', 'create', '--json'], {
+      cwd: project,
+      env: { TOLLGATE_DATA_DIR: explicit },
+    });
+    expect(b.code, b.stderr).toBe(0);
+    expect(existsSync(join(explicit, 'tollgate.db'))).toBe(true);
+
+    writeFileSync(join(project, '.env'), 'TOLLGATE_DATA_DRI=./typo\n');
+    const c = runCli(['keys', 'list'], { cwd: project });
+    expect(c.code).toBe(1);
+    expect(c.stderr).toBe(
+      `tollgate: invalid configuration (environment and ${join(project, '.env')}):\n` +
+        '  - TOLLGATE_DATA_DRI: unknown variable (did you mean TOLLGATE_DATA_DIR?)\n',
+    );
+  }, 120_000);
 });

@@ -2,16 +2,18 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSite, type TestSite } from '../helpers/site.js';
+import { STORAGE_MODES, useStorage } from '../helpers/storage.js';
 
 // files/upload_from_url through the HTTP shim against a local site (TOLLGATE_FETCH_ALLOW=127.0.0.1 in tests),
-// and its SSRF refusal when loopback is not allowed.
+// on local and S3 storage, and its SSRF refusal when loopback is not allowed.
 
 const png = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   Buffer.alloc(4000, 7),
 ]);
 
-describe('files/upload_from_url (HTTP)', () => {
+describe.each(STORAGE_MODES)('files/upload_from_url (HTTP, %s storage)', (mode) => {
+  const storage = useStorage(mode);
   let t: TestGateway;
   let site: TestSite;
   let key: string;
@@ -35,13 +37,19 @@ describe('files/upload_from_url (HTTP)', () => {
         });
         res.end(Buffer.from('%PDF-1.7 fake'));
       },
+      '/stream.bin': (_req, res) => {
+        // No Content-Length: the store cannot know the size until the body ends.
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        for (let i = 0; i < 4; i++) res.write(Buffer.alloc(1000, i));
+        res.end();
+      },
       '/huge.bin': (_req, res) => {
         // Declares one byte more than the limit; the gateway must refuse without reading it.
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '104857601' });
         res.write(Buffer.alloc(1024));
       },
     });
-    t = await startGateway();
+    t = await startGateway({ env: storage.env() });
     key = (await t.account('1')).key;
   });
   afterAll(async () => {
@@ -56,6 +64,7 @@ describe('files/upload_from_url (HTTP)', () => {
     expect(r.body.charged_cents).toBe(1);
     expect(await balance()).toBe(before - 10_000);
     expect(r.body.data).toMatchObject({ filename: 'photo.png', mime: 'image/png', size_bytes: png.length });
+    expect(r.body.data.get_url.startsWith(storage.linkBase(t, r.body.data.file_id))).toBe(true);
     const g = await request(r.body.data.get_url);
     expect(g.statusCode).toBe(200);
     expect(g.headers['content-type']).toBe('image/png');
@@ -75,6 +84,16 @@ describe('files/upload_from_url (HTTP)', () => {
     expect(named.body.data).toMatchObject({ filename: 'report 2026.pdf', mime: 'application/pdf' });
     const given = await fromUrl({ url: `${site.url}/download`, filename: 'mine.pdf' });
     expect(given.body.data.filename).toBe('mine.pdf');
+  });
+
+  it('[files:upload-from-url] a body of unknown length (chunked) is stored whole', async () => {
+    const r = await fromUrl({ url: `${site.url}/stream.bin` });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ filename: 'stream.bin', size_bytes: 4000 });
+    const g = await request(r.body.data.get_url);
+    const body = Buffer.from(await g.body.arrayBuffer());
+    expect(body.length).toBe(4000);
+    expect(body[3999]).toBe(3);
   });
 
   it('[billing:charge-only-on-success] a target 404 is a 422, uncharged', async () => {

@@ -114,14 +114,28 @@ describe('model router: public views', () => {
 });
 
 describe('model router: configuration', () => {
-  it('[llm:internal-service] [http:not-configured] without TOLLGATE_LLM_API_KEY: 503 not_configured, no LlmService', async () => {
+  it('[llm:internal-service] [http:not-configured] [llm:pricing-free] without TOLLGATE_LLM_API_KEY: chat is 503 not_configured after auth, pricing still free', async () => {
     const bare = await startGateway();
     try {
       const { key } = await bare.account('1');
       const r = await bare.post(CHAT, { model: 'platform/cheap', messages: hi }, { key });
       expect(r.status).toBe(503);
       expect(r.body.error).toMatchObject({ code: 'not_configured', type: 'server_error' });
-      expect((await bare.get('/api/llm/v1/pricing')).status).toBe(503);
+      // A bad key is refused as such, not hidden behind the 503.
+      const bogus = await bare.post(CHAT, { model: 'platform/cheap', messages: hi }, { key: 'tg_sk_bogus' });
+      expect(bogus.status).toBe(401);
+      expect(bogus.body.error).toMatchObject({ code: 'unauthorized', type: 'authentication_error' });
+      // The free listings answer (spec §4.9: GET /pricing is free): nothing is servable, and they say why.
+      const pricing = await bare.get('/api/llm/v1/pricing', { key: 'tg_sk_bogus' });
+      expect(pricing.status).toBe(200);
+      expect(pricing.body).toMatchObject({
+        object: 'pricing',
+        available: false,
+        message: expect.stringContaining('TOLLGATE_LLM_API_KEY'),
+        tiers: [],
+        models: [],
+      });
+      expect((await bare.get('/api/llm/v1/models')).body).toEqual({ object: 'list', data: [] });
       expect(bare.gw.run.services.llm).toBeUndefined();
       expect(gw.gw.run.services.llm).toBeDefined();
     } finally {

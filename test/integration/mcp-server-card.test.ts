@@ -146,9 +146,8 @@ describe('[mcp:server-card] the server card', () => {
       const wallet = new Client({ name: 'wallet', version: '1' });
       await wallet.connect(new StreamableHTTPClientTransport(new URL(card.remotes?.[1]?.url as string)));
       const listed = (await wallet.listTools()).tools.map((t) => t.name).sort();
-      const priced = Object.keys(
-        ((card._meta ?? {})[CARD_META_KEY] as { price_cents: Record<string, number> }).price_cents,
-      ).sort();
+      const meta = card._meta?.[CARD_META_KEY] as { price_cents: Record<string, number> } | undefined;
+      const priced = Object.keys(meta?.price_cents ?? {}).sort();
       expect(listed).toEqual(priced);
       await wallet.close();
     } finally {

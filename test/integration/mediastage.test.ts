@@ -2,10 +2,13 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeFal, startFakeFal } from '../fakes/fal.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { STORAGE_MODES, useStorage } from '../helpers/storage.js';
 
-// mediastage/upload through the HTTP shim against the fake fal.ai storage.
+// mediastage/upload through the HTTP shim against the fake fal.ai storage. The caller PUTs to fal, never to
+// the gateway, so staging writes nothing to the gateway's storage: the same with local disk and with S3.
 
-describe('mediastage/upload (HTTP, fake fal)', () => {
+describe.each(STORAGE_MODES)('mediastage/upload (HTTP, fake fal, %s storage)', (mode) => {
+  const storage = useStorage(mode);
   let fal: FakeFal;
   let t: TestGateway;
   let key: string;
@@ -16,7 +19,9 @@ describe('mediastage/upload (HTTP, fake fal)', () => {
 
   beforeAll(async () => {
     fal = await startFakeFal();
-    t = await startGateway({ env: { TOLLGATE_FAL_API_KEY: fal.apiKey, TOLLGATE_FAL_BASE_URL: fal.url } });
+    t = await startGateway({
+      env: { TOLLGATE_FAL_API_KEY: fal.apiKey, TOLLGATE_FAL_BASE_URL: fal.url, ...storage.env() },
+    });
     key = (await t.account('1')).key;
   });
   afterAll(async () => {

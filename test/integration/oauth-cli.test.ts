@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedClient, INITIALIZE, mcpPost } from '../e2e/oauth-helpers.js';
+import { runCli } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // The operator's view of OAuth grants: `tollgate oauth list|revoke`, run against the live gateway's database.
@@ -13,12 +12,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', '--json', ...args], {
-    cwd: join(import.meta.dirname, '..', '..'),
-    env: { PATH: process.env.PATH, TOLLGATE_DATA_DIR: t.dataDir, TOLLGATE_LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-  });
-  return { code: r.status, json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined, stderr: r.stderr };
+  const r = runCli(['--json', ...args], { cwd: t.dataDir, env: { TOLLGATE_DATA_DIR: t.dataDir } });
+  return { code: r.code, json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined, stderr: r.stderr };
 }
 
 describe('tollgate oauth', () => {

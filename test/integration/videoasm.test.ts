@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeCueFrame, startFakeCueFrame } from '../fakes/cueframe.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { STORAGE_MODES, useStorage } from '../helpers/storage.js';
 
 // The whole video flow through the HTTP shim against the fake CueFrame: files/upload → videoasm/upload →
 // create_project → validate → put_composition → render → result, plus refusals, ownership and vendor failures.
@@ -47,7 +48,8 @@ const composition = (mediaId: string, segment: Json = {}) => ({
   ],
 });
 
-describe('videoasm (HTTP, fake CueFrame)', () => {
+describe.each(STORAGE_MODES)('videoasm (HTTP, fake CueFrame, %s storage)', (mode) => {
+  const storage = useStorage(mode);
   let cf: FakeCueFrame;
   let t: TestGateway;
   let alice: string;
@@ -75,7 +77,7 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
   beforeAll(async () => {
     cf = await startFakeCueFrame();
     t = await startGateway({
-      env: { TOLLGATE_CUEFRAME_API_KEY: cf.apiKey, TOLLGATE_CUEFRAME_BASE_URL: cf.url },
+      env: { TOLLGATE_CUEFRAME_API_KEY: cf.apiKey, TOLLGATE_CUEFRAME_BASE_URL: cf.url, ...storage.env() },
     });
     alice = (await t.account('5')).key;
     bob = (await t.account('5')).key;
@@ -95,13 +97,13 @@ describe('videoasm (HTTP, fake CueFrame)', () => {
     mediaId = r.body.data.media_id;
     expect(mediaId).toMatch(/^med_/);
     expect(r.body.data.status).toBe('importing');
-    // CueFrame fetched the bytes from our storage by itself.
+    // CueFrame fetched the bytes from our storage by itself (the gateway, or the bucket).
     const [m] = [...cf.media.values()];
     await m?.done;
     expect(m?.status).toBe('ready');
     expect(m?.bytes?.equals(Buffer.alloc(2048, 9))).toBe(true);
     expect(m).toMatchObject({ filename: 'intro.mp4', contentType: 'video/mp4' });
-    expect(m?.url.startsWith(`${t.url}/files/${fileId}?`)).toBe(true);
+    expect(m?.url.startsWith(storage.linkBase(t, fileId))).toBe(true);
     // Our media_id is a handle, not CueFrame's id.
     expect(mediaId).not.toBe(m?.id);
   });

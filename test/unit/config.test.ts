@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { runCli } from '../helpers/cli.js';
 
 describe('config', () => {
   it('defaults: port 8402, ./data, SQLite and local storage, public URL from host and port', () => {
@@ -41,13 +41,42 @@ describe('config', () => {
     expect(loadConfig({ TOLLGATE_PORT: '' }).port).toBe(8402);
   });
 
+  it('[ops:config-errors] a typo, bad values and a section problem are all reported in one go', () => {
+    let problems: string[] = [];
+    try {
+      loadConfig({
+        TOLLGATE_PROT: '8403',
+        TOLLGATE_PORT: 'eighty',
+        TOLLGATE_PUBLIC_URL: 'ftp://x',
+        TOLLGATE_X402_PAY_TO: '0x1234567890123456789012345678901234567890',
+      });
+      expect.unreachable();
+    } catch (e) {
+      problems = (e as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      'TOLLGATE_PORT: an integer from 0 to 65535',
+      'TOLLGATE_PUBLIC_URL: an http or https URL',
+      'TOLLGATE_PROT: unknown variable (did you mean TOLLGATE_PORT?)',
+      'TOLLGATE_X402_PAY_TO: x402 needs a facilitator: FACILITATOR_URL, or RPC_URL and SIGNER_KEY',
+    ]);
+  });
+
+  it('[ops:config-errors] a section whose own variable is bad adds no second-hand complaint', () => {
+    expect(() => loadConfig({ TOLLGATE_X402_PAY_TO: 'nope', TOLLGATE_LOG_LEVEL: 'loud' })).toThrow(
+      new ConfigError([
+        'TOLLGATE_LOG_LEVEL: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+        'TOLLGATE_X402_PAY_TO: a 0x-prefixed 20-byte hex address',
+      ]),
+    );
+  });
+
   it('[ops:config-errors] the CLI prints every problem and exits 1', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'serve'], {
-      cwd: join(import.meta.dirname, '..', '..'),
-      env: { PATH: process.env.PATH, TOLLGATE_PORT: '-1', TOLLGATE_HOLD_TTL_SECONDS: 'x' },
-      encoding: 'utf8',
+    const r = runCli(['serve'], {
+      cwd: import.meta.dirname,
+      env: { TOLLGATE_PORT: '-1', TOLLGATE_HOLD_TTL_SECONDS: 'x' },
     });
-    expect(r.status).toBe(1);
+    expect(r.code).toBe(1);
     expect(r.stderr).toContain('TOLLGATE_PORT');
     expect(r.stderr).toContain('TOLLGATE_HOLD_TTL_SECONDS');
   });

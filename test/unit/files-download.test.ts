@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite } from '../../src/lib/sqlite.js';
-import { LocalFileStore } from '../../src/storage/local-files.js';
+import { FileLibrary } from '../../src/storage/file-library.js';
+import { SqliteFileMetaStore } from '../../src/storage/file-meta-sqlite.js';
+import { GatewayLinks } from '../../src/storage/gateway-links.js';
+import { LocalObjectStore } from '../../src/storage/objects-local.js';
 import { LinkSigner } from '../../src/storage/signing.js';
 import { createDownloader } from '../../src/upstreams/safe-download.js';
 import { startSite, type TestSite } from '../helpers/site.js';
@@ -79,13 +82,16 @@ describe('local file store', () => {
   const root = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
   const db = openSqlite(join(root, 'db.sqlite'));
   const clock = new ManualClock();
-  const store = new LocalFileStore({
-    db,
-    root: join(root, 'files'),
+  const meta = new SqliteFileMetaStore(db);
+  const objects = new LocalObjectStore(join(root, 'files'));
+  const links = new GatewayLinks({
+    meta,
+    objects,
     clock,
     secret: Buffer.alloc(32, 1),
     publicUrl: () => 'https://gw.example',
   });
+  const store = new FileLibrary({ meta, objects, links, clock, directUploads: false });
   afterAll(() => {
     db.close();
     rmSync(root, { recursive: true, force: true });
@@ -101,10 +107,10 @@ describe('local file store', () => {
       'payload_too_large',
     );
     expect(readdirSync(join(root, 'files', 'tmp'))).toEqual([]);
-    expect(store.objectCount()).toBe(0);
+    expect(objects.count()).toBe(0);
     const f = await store.ingest('o', { filename: 'a' }, chunks(3, 100), { maxBytes: 300, signal });
     expect(f).toMatchObject({ size_bytes: 300, status: 'stored' });
-    expect(store.objectCount()).toBe(1);
+    expect(objects.count()).toBe(1);
   });
 
   it('[files:owner-scoped] get answers another owner’s file as not found', async () => {

@@ -419,3 +419,426 @@ describe('write queue', () => {
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
   });
 });
+
+// ---- credit lines, settlements and card money (spec §5: "a welcome credit line of 2 USD once a card is on
+// file; the card settles only actual usage"; docs/decisions.md "Card payments and the credit line") ---------
+
+const USD = 1_000_000;
+const CENT = 10_000;
+
+async function withLine(prepaid: number, line = 2 * USD, card = `fp_${Math.random()}`): Promise<string> {
+  const acct = await funded(prepaid);
+  expect(
+    await ledger.grantCreditLine({ accountId: acct, micros: line, cardFingerprint: card, memo: 'welcome' }),
+  ).toMatchObject({
+    kind: 'granted',
+  });
+  return acct;
+}
+
+async function spend(acct: string, micros: number): Promise<void> {
+  const call = await started(ledger.begin(req(acct, micros)));
+  await ledger.capture(call, { amountMicros: micros, provider: null, durationMs: 1 });
+}
+
+const settle = (accountId: string, minMicros = 1) =>
+  ledger.beginSettlement({ accountId, minMicros, stepMicros: CENT, memo: 'settlement' });
+
+describe('credit lines', () => {
+  it('[billing:credit-line] usage beyond the prepaid balance draws on the line, never past it', async () => {
+    const acct = await withLine(500_000);
+    expect(await ledger.balance(acct)).toEqual({
+      balance_micros: 500_000,
+      held_micros: 0,
+      available_micros: 2_500_000,
+    });
+    await spend(acct, 800_000);
+    expect(await ledger.balance(acct)).toMatchObject({
+      balance_micros: -300_000,
+      available_micros: 1_700_000,
+    });
+    expect(await ledger.creditLine(acct)).toMatchObject({
+      limit_micros: 2 * USD,
+      drawn_micros: 300_000,
+      frozen: null,
+    });
+    // Concurrent holds against prepaid + line: exactly the affordable ones start.
+    const results = await Promise.all(Array.from({ length: 40 }, () => ledger.begin(req(acct, 100_000))));
+    expect(results.filter((r) => r.kind === 'started')).toHaveLength(17);
+    expect(results.find((r) => r.kind === 'insufficient')).toEqual({
+      kind: 'insufficient',
+      availableMicros: 0,
+      requiredMicros: 100_000,
+    });
+    for (const r of results) {
+      if (r.kind === 'started')
+        await ledger.capture(r.callId, { amountMicros: 100_000, provider: null, durationMs: 1 });
+    }
+    expect(await ledger.balance(acct)).toMatchObject({
+      balance_micros: -2 * USD,
+      held_micros: 0,
+      available_micros: 0,
+    });
+    expect((await ledger.begin(req(acct, 1))).kind).toBe('insufficient');
+    assertConservation();
+  });
+
+  it('[billing:credit-line-once] a line is granted once per account and once per card fingerprint', async () => {
+    const a = await funded(0);
+    const b = await funded(0);
+    const grant = (accountId: string, cardFingerprint: string) =>
+      ledger.grantCreditLine({ accountId, micros: 2 * USD, cardFingerprint, memo: 'welcome' });
+    expect((await grant(a, 'card-1')).kind).toBe('granted');
+    expect(await grant(a, 'card-2')).toEqual({ kind: 'account_has_line' });
+    expect(await grant(b, 'card-1')).toEqual({ kind: 'card_has_line' });
+    expect(await ledger.creditLine(b)).toMatchObject({ limit_micros: 0, granted_at: null });
+    expect((await ledger.balance(b)).available_micros).toBe(0);
+    // Many accounts racing with one card: one line.
+    const others = await Promise.all(Array.from({ length: 8 }, () => funded(0)));
+    const results = await Promise.all(others.map((o) => grant(o, 'card-3')));
+    expect(results.filter((r) => r.kind === 'granted')).toHaveLength(1);
+    // The grant is in the account's history (a limit, not money: amount 0).
+    const [mv] = await ledger.movements(a, 10);
+    expect(mv).toMatchObject({
+      kind: 'line',
+      amount_micros: 0,
+      status: 'succeeded',
+      meta: { line_micros: 2 * USD },
+    });
+    assertConservation();
+  });
+
+  it('[billing:line-frozen] a frozen line takes no new hold; the prepaid balance still pays; holds in flight capture', async () => {
+    const acct = await withLine(300_000);
+    const inflight = await started(ledger.begin(req(acct, 1_000_000))); // 0.30 prepaid + 0.70 of the line
+    await ledger.freezeCreditLine(acct, 'the card was declined');
+    expect(await ledger.balance(acct)).toMatchObject({ available_micros: -700_000 });
+    expect(await ledger.begin(req(acct, 10_000))).toEqual({
+      kind: 'insufficient',
+      availableMicros: -700_000,
+      requiredMicros: 10_000,
+      lineFrozen: { reason: 'the card was declined' },
+    });
+    // The hold admitted before the freeze still posts (it was within the line when it was taken).
+    await ledger.capture(inflight, { amountMicros: 1_000_000, provider: null, durationMs: 1 });
+    expect(await ledger.creditLine(acct)).toMatchObject({
+      drawn_micros: 700_000,
+      frozen: { reason: 'the card was declined' },
+    });
+    // A second freeze keeps the first reason; a top-up makes prepaid money usable again, the line stays frozen.
+    await ledger.freezeCreditLine(acct, 'another reason');
+    await ledger.recordExternal({
+      accountId: acct,
+      kind: 'topup',
+      micros: 1_000_000,
+      externalRef: 'cs_1',
+      memo: 'top-up',
+    });
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 300_000, available_micros: 300_000 });
+    await started(ledger.begin(req(acct, 300_000)));
+    expect((await ledger.creditLine(acct)).frozen?.reason).toBe('the card was declined');
+    await ledger.freezeCreditLine(acct, null);
+    expect(await ledger.balance(acct)).toMatchObject({ available_micros: 2 * USD });
+    assertConservation();
+  });
+});
+
+describe('settlements', () => {
+  it('[billing:settle-actual-usage] reserves exactly what was drawn (whole cents), once, and restores the line when paid', async () => {
+    const acct = await withLine(0);
+    await spend(acct, 1_234_567);
+    expect(await settle(acct, 2 * USD)).toEqual({ kind: 'nothing_due', drawnMicros: 1_234_567 });
+    const s = await settle(acct);
+    expect(s).toMatchObject({ kind: 'started', micros: 1_230_000 });
+    const id = (s as { movementId: string }).movementId;
+    // One in flight per account, even when asked concurrently.
+    const again = await Promise.all(Array.from({ length: 5 }, () => settle(acct)));
+    for (const r of again) expect(r).toEqual({ kind: 'pending', movementId: id, micros: 1_230_000 });
+    expect(await ledger.creditLine(acct)).toMatchObject({ settling: { movement_id: id, micros: 1_230_000 } });
+    expect(await ledger.pendingSettlements(clock.now() + 1, 10)).toHaveLength(1);
+    // Nothing moved yet.
+    expect((await ledger.balance(acct)).balance_micros).toBe(-1_234_567);
+    expect(await ledger.finishSettlement(id, { ok: true, externalRef: 'pi_1' })).toEqual({
+      kind: 'settled',
+      micros: 1_230_000,
+    });
+    expect(await ledger.balance(acct)).toMatchObject({
+      balance_micros: -4_567,
+      available_micros: 2 * USD - 4_567,
+    });
+    expect(await ledger.finishSettlement(id, { ok: true, externalRef: 'pi_1' })).toEqual({
+      kind: 'already',
+      status: 'succeeded',
+    });
+    expect(await ledger.finishSettlement(id, { ok: false, reason: 'late decline' })).toEqual({
+      kind: 'already',
+      status: 'succeeded',
+    });
+    expect(await ledger.creditLine(acct)).toMatchObject({
+      drawn_micros: 4_567,
+      frozen: null,
+      settling: null,
+    });
+    expect(await ledger.getMovement(id)).toMatchObject({
+      kind: 'settlement',
+      status: 'succeeded',
+      amount_micros: 1_230_000,
+      external_ref: 'pi_1',
+    });
+    expect((await settle(acct)).kind).toBe('nothing_due');
+    assertConservation();
+  });
+
+  it('[billing:declined-freezes-line] a declined settlement freezes the line; a success reported later still credits and unfreezes', async () => {
+    const acct = await withLine(0);
+    await spend(acct, 600_000);
+    const s = (await settle(acct)) as { movementId: string };
+    expect(
+      await ledger.finishSettlement(s.movementId, {
+        ok: false,
+        reason: 'card declined (insufficient funds)',
+        externalRef: 'pi_9',
+      }),
+    ).toEqual({
+      kind: 'failed',
+    });
+    expect(await ledger.finishSettlement(s.movementId, { ok: false, reason: 'again' })).toEqual({
+      kind: 'already',
+      status: 'failed',
+    });
+    expect(await ledger.creditLine(acct)).toMatchObject({
+      drawn_micros: 600_000,
+      frozen: { reason: 'card declined (insufficient funds)' },
+      settling: null,
+    });
+    expect((await ledger.begin(req(acct, 1))).kind).toBe('insufficient');
+    // A frozen line is not settled by the scheduler's query.
+    expect(await ledger.drawnAccounts(1, 10)).toEqual([]);
+    // The same usage can be settled again (a new card), and a success unfreezes.
+    const retry = (await settle(acct)) as { movementId: string; micros: number };
+    expect(retry.micros).toBe(600_000);
+    expect((await ledger.finishSettlement(retry.movementId, { ok: true, externalRef: 'pi_10' })).kind).toBe(
+      'settled',
+    );
+    expect(await ledger.creditLine(acct)).toMatchObject({ drawn_micros: 0, frozen: null });
+    // The first attempt reported paid after all (out of order): the money moved, so it is recorded.
+    expect(await ledger.finishSettlement(s.movementId, { ok: true, externalRef: 'pi_9' })).toEqual({
+      kind: 'settled',
+      micros: 600_000,
+    });
+    expect((await ledger.balance(acct)).balance_micros).toBe(600_000);
+    assertConservation();
+  });
+
+  it('settles at most the line and lists what is due', async () => {
+    const a = await withLine(0, 1 * USD);
+    const b = await withLine(0, 2 * USD);
+    await spend(a, 900_000);
+    await spend(b, 300_000);
+    expect(await ledger.drawnAccounts(1, 10)).toEqual([
+      { account_id: a, drawn_micros: 900_000 },
+      { account_id: b, drawn_micros: 300_000 },
+    ]);
+    expect(await ledger.drawnAccounts(500_000, 10)).toEqual([{ account_id: a, drawn_micros: 900_000 }]);
+    const s = (await settle(a)) as { micros: number };
+    expect(s.micros).toBe(900_000);
+  });
+});
+
+describe('card money', () => {
+  it('[billing:topup-once] a top-up is credited once per outside reference, however often it is reported', async () => {
+    const acct = await funded(0);
+    const topup = () =>
+      ledger.recordExternal({
+        accountId: acct,
+        kind: 'topup',
+        micros: 5 * USD,
+        externalRef: 'cs_test_1',
+        memo: 'top-up',
+      });
+    const first = await topup();
+    expect(first).toMatchObject({ kind: 'recorded', movedMicros: 5 * USD, unrecoveredMicros: 0 });
+    const replays = await Promise.all(Array.from({ length: 10 }, topup));
+    for (const r of replays)
+      expect(r).toEqual({ kind: 'duplicate', movementId: (first as { movementId: string }).movementId });
+    expect((await ledger.balance(acct)).balance_micros).toBe(5 * USD);
+    expect(await ledger.movementByRef('topup', 'cs_test_1')).toMatchObject({
+      account_id: acct,
+      amount_micros: 5 * USD,
+    });
+    assertConservation();
+  });
+
+  it('[billing:refund-dispute-debit] refunds and disputes debit what the prepaid balance still holds; the rest is unrecovered', async () => {
+    const acct = await withLine(0);
+    await ledger.recordExternal({
+      accountId: acct,
+      kind: 'topup',
+      micros: 5 * USD,
+      externalRef: 'cs_a',
+      memo: 'top-up',
+    });
+    const held = await started(ledger.begin(req(acct, 1 * USD)));
+    const refund = await ledger.recordExternal({
+      accountId: acct,
+      kind: 'refund',
+      micros: 3 * USD,
+      externalRef: 're_1',
+      memo: 'refund',
+    });
+    expect(refund).toMatchObject({ kind: 'recorded', movedMicros: 3 * USD, unrecoveredMicros: 0 });
+    // 2 USD prepaid, 1 held: a dispute of 5 takes the 1 USD that is free and leaves the hold alone.
+    const dispute = await ledger.recordExternal({
+      accountId: acct,
+      kind: 'dispute',
+      micros: 5 * USD,
+      externalRef: 'dp_1',
+      memo: 'dispute',
+    });
+    expect(dispute).toMatchObject({ kind: 'recorded', movedMicros: 1 * USD, unrecoveredMicros: 4 * USD });
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 1 * USD, held_micros: 1 * USD });
+    await ledger.capture(held, { amountMicros: 1 * USD, provider: null, durationMs: 1 });
+    // Nothing is left to take, and the line never pays for a refund.
+    await spend(acct, 500_000);
+    const nothing = await ledger.recordExternal({
+      accountId: acct,
+      kind: 'refund',
+      micros: 1 * USD,
+      externalRef: 're_2',
+      memo: 'refund',
+    });
+    expect(nothing).toMatchObject({ movedMicros: 0, unrecoveredMicros: 1 * USD });
+    expect((await ledger.balance(acct)).balance_micros).toBe(-500_000);
+    const mv = await ledger.movementByRef('dispute', 'dp_1');
+    expect(mv).toMatchObject({
+      amount_micros: -1 * USD,
+      meta: { requested_micros: 5 * USD, unrecovered_micros: 4 * USD },
+    });
+    // A won dispute gives back what it took.
+    const back = await ledger.recordExternal({
+      accountId: acct,
+      kind: 'dispute_reversal',
+      micros: 1 * USD,
+      externalRef: 'dp_1',
+      memo: 'dispute won',
+    });
+    expect(back).toMatchObject({ movedMicros: 1 * USD });
+    expect((await ledger.balance(acct)).balance_micros).toBe(500_000);
+    assertConservation();
+  });
+
+  it('[billing:history-complete] credits, top-ups, grants and settlements are listed with the calls', async () => {
+    const acct = await funded(1 * USD);
+    clock.advance(1_000);
+    await ledger.grantCreditLine({ accountId: acct, micros: 2 * USD, cardFingerprint: 'fp-h', memo: 'line' });
+    clock.advance(1_000);
+    await ledger.recordExternal({
+      accountId: acct,
+      kind: 'topup',
+      micros: 2 * USD,
+      externalRef: 'cs_h',
+      memo: 'top-up',
+    });
+    clock.advance(1_000);
+    await spend(acct, 4 * USD);
+    clock.advance(1_000);
+    const s = (await settle(acct)) as { movementId: string };
+    await ledger.finishSettlement(s.movementId, { ok: true, externalRef: 'pi_h' });
+    const all = await ledger.movements(acct, 10);
+    expect(all.map((m) => [m.kind, m.amount_micros, m.status])).toEqual([
+      ['settlement', 1 * USD, 'succeeded'],
+      ['topup', 2 * USD, 'succeeded'],
+      ['line', 0, 'succeeded'],
+      ['credit', 1 * USD, 'succeeded'],
+    ]);
+    const start = Date.UTC(2026, 10, 22, 12);
+    expect(
+      (await ledger.movements(acct, 10, { fromMs: start + 1_000, toMs: start + 3_000 })).map((m) => m.kind),
+    ).toEqual(['topup', 'line']);
+    expect(await ledger.transactions(acct, 10, { toMs: start + 3_000 })).toEqual([]);
+    expect(await ledger.transactions(acct, 10, { fromMs: start + 3_000 })).toHaveLength(1);
+  });
+});
+
+describe('usage', () => {
+  it('[billing:usage-by-day] sums what succeeded per UTC day and service, net of refunds', async () => {
+    const acct = await funded(10 * USD);
+    const day1 = Date.UTC(2026, 10, 20, 23, 59);
+    clock.set(day1);
+    await spend(acct, 10_000);
+    const c = await started(ledger.begin(req(acct, 50_000, { action: 'videoasm/render' })));
+    await ledger.capture(c, { amountMicros: 50_000, provider: null, durationMs: 1, jobHandle: 'r1' });
+    clock.set(Date.UTC(2026, 10, 21, 0, 1));
+    await spend(acct, 10_000);
+    await spend(acct, 20_000);
+    await ledger.refundJob(acct, 'r1', 'job_failed');
+    const failed = await started(ledger.begin(req(acct, 10_000)));
+    await ledger.void(failed, { errorCode: 'x', provider: null, durationMs: 1 });
+    expect(await ledger.usageByDay(acct, { fromMs: Date.UTC(2026, 10, 20) })).toEqual([
+      { day: '2026-11-20', service: 'scraperC', micros: 10_000, calls: 1 },
+      { day: '2026-11-20', service: 'videoasm', micros: 0, calls: 1 },
+      { day: '2026-11-21', service: 'scraperC', micros: 30_000, calls: 2 },
+    ]);
+    expect(await ledger.usageByDay(acct, { fromMs: Date.UTC(2026, 10, 21) })).toHaveLength(1);
+  });
+});
+
+describe('invariants with lines and card money', () => {
+  it('[billing:double-entry] [billing:credit-line] a random sequence keeps entries summing to zero and balances within their lines', async () => {
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const accounts = [
+      await withLine(0, USD, 'r1'),
+      await withLine(300_000, 2 * USD, 'r2'),
+      await funded(100_000),
+    ];
+    const open: string[] = [];
+    const settling: string[] = [];
+    for (let step = 0; step < 500; step++) {
+      const r = rand();
+      const acct = accounts[Math.floor(rand() * accounts.length)] as string;
+      const amount = Math.floor(rand() * 400_000) + 1;
+      if (r < 0.35) {
+        const res = await ledger.begin(req(acct, amount));
+        if (res.kind === 'started') open.push(res.callId);
+      } else if (r < 0.6 && open.length > 0) {
+        const call = open.splice(Math.floor(rand() * open.length), 1)[0] as string;
+        const held = (await ledger.getCall(call))?.hold_micros ?? 0;
+        await ledger.capture(call, {
+          amountMicros: Math.floor(rand() * (held + 1)),
+          provider: null,
+          durationMs: 1,
+        });
+      } else if (r < 0.7) {
+        const s = await settle(acct);
+        if (s.kind === 'started') settling.push(s.movementId);
+      } else if (r < 0.8 && settling.length > 0) {
+        const id = settling.splice(Math.floor(rand() * settling.length), 1)[0] as string;
+        const ok = rand() < 0.7;
+        await ledger.finishSettlement(id, ok ? { ok, externalRef: `pi_${id}` } : { ok, reason: 'declined' });
+      } else if (r < 0.85) {
+        await ledger.freezeCreditLine(acct, rand() < 0.5 ? 'declined' : null);
+      } else {
+        const kind = (['topup', 'refund', 'dispute'] as const)[Math.floor(rand() * 3)] as 'topup';
+        await ledger.recordExternal({
+          accountId: acct,
+          kind,
+          micros: amount,
+          externalRef: `ref_${step % 40}`,
+          memo: kind,
+        });
+      }
+      if (step % 50 === 0) assertConservation();
+    }
+    assertConservation();
+    for (const a of accounts) {
+      const b = await ledger.balance(a);
+      const line = await ledger.creditLine(a);
+      expect(b.balance_micros - b.held_micros + line.limit_micros).toBeGreaterThanOrEqual(0);
+      expect(line.drawn_micros).toBeLessThanOrEqual(line.limit_micros);
+    }
+  });
+});

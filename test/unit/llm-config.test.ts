@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, LLM_DEFAULT_TIERS, loadConfig } from '../../src/config.js';
+import { ConfigError, LLM_DEFAULT_TIERS, loadConfig } from '../../src/config/index.js';
 
 // The model router's TOLLGATE_LLM_* variables: defaults from the spec, prices as exact decimal text.
 

@@ -1,6 +1,6 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type X402Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type X402Config } from '../../src/config/index.js';
 import { type DecodedPayment, decodePayment, MAX_PAYMENT_BYTES } from '../../src/run/x402/codec.js';
 import { checkPayment, checkWindow, paymentKey } from '../../src/run/x402/local-check.js';
 import { offerFor } from '../../src/run/x402/requirements.js';

@@ -1,7 +1,7 @@
-import { migrate, type SqliteDb } from '../../lib/sqlite.js';
+import { type Migration, migrate, type SqliteDb } from '../../lib/sqlite.js';
 
 // Migrations are append-only: a shipped migration is never edited, a change is a new entry.
-const LEDGER_MIGRATIONS: string[] = [
+const LEDGER_MIGRATIONS: Migration[] = [
   `
   CREATE TABLE accounts (
     id             TEXT PRIMARY KEY,
@@ -118,7 +118,75 @@ const LEDGER_MIGRATIONS: string[] = [
      call_id    TEXT NOT NULL REFERENCES calls(id),
      PRIMARY KEY (account_id, handle)
    );`,
+  // Credit lines (spec §5: "a welcome credit line of 2 USD once a card is on file; the card settles only actual
+  // usage"). A customer's balance may now go below zero, down to its line: a negative balance is usage the card
+  // still owes (what is "drawn"). The backstop becomes balance − held + line ≥ 0; SQLite cannot change a CHECK in
+  // place, so the table is rebuilt (with foreign keys off, see migrate()).
+  {
+    rebuildsTables: true,
+    sql: `
+  CREATE TABLE accounts_new (
+    id                 TEXT PRIMARY KEY,
+    name               TEXT,
+    kind               TEXT NOT NULL CHECK (kind IN ('customer', 'system', 'x402')),
+    balance_micros     INTEGER NOT NULL DEFAULT 0,
+    held_micros        INTEGER NOT NULL DEFAULT 0 CHECK (held_micros >= 0),
+    created_at         INTEGER NOT NULL,
+    -- The credit line granted (0: none). Only customers have one.
+    credit_line_micros INTEGER NOT NULL DEFAULT 0 CHECK (credit_line_micros >= 0),
+    -- Set while the line is frozen (a declined settlement, a dispute): no new hold may draw on it.
+    line_frozen_at     INTEGER,
+    line_frozen_reason TEXT,
+    CHECK (kind = 'customer' OR credit_line_micros = 0),
+    -- Backstop for the admission check: a customer can never hold or spend more than it has plus its line.
+    CHECK (kind = 'system' OR balance_micros - held_micros + credit_line_micros >= 0)
+  );
+  INSERT INTO accounts_new (id, name, kind, balance_micros, held_micros, created_at)
+    SELECT id, name, kind, balance_micros, held_micros, created_at FROM accounts;
+  DROP TABLE accounts;
+  ALTER TABLE accounts_new RENAME TO accounts;
+  -- Accounts that owe usage to their card, for the settlement scheduler.
+  CREATE INDEX accounts_drawn ON accounts(balance_micros) WHERE balance_micros < 0;
+
+  -- Money that moved without a call: operator credits, card top-ups, settlements of the line, refunds and
+  -- disputes of card payments, and the grant of a line (amount 0: a limit, not money). Its entries carry the
+  -- movement id in entries.call_id. amount_micros is signed (+ into the account, − out of it); a pending or
+  -- failed settlement moved nothing yet.
+  CREATE TABLE movements (
+    id            TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id),
+    kind          TEXT NOT NULL CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'dispute', 'dispute_reversal', 'line')),
+    amount_micros INTEGER NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    memo          TEXT,
+    external_ref  TEXT,
+    created_at    INTEGER NOT NULL,
+    finished_at   INTEGER,
+    meta          TEXT
+  );
+  CREATE INDEX movements_account_time ON movements(account_id, created_at DESC);
+  -- Money from outside moves once per outside reference (a Checkout session, a refund, a dispute).
+  CREATE UNIQUE INDEX movements_external_once ON movements(kind, external_ref) WHERE external_ref IS NOT NULL;
+  -- One settlement in flight per account, so the same usage is never charged twice.
+  CREATE UNIQUE INDEX movements_one_settlement ON movements(account_id) WHERE kind = 'settlement' AND status = 'pending';
+  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
+
+  -- A line is granted once per account and once per card: a second account with the same card gets none.
+  CREATE TABLE credit_line_grants (
+    account_id       TEXT PRIMARY KEY REFERENCES accounts(id),
+    card_fingerprint TEXT NOT NULL UNIQUE,
+    micros           INTEGER NOT NULL CHECK (micros > 0),
+    granted_at       INTEGER NOT NULL
+  );
+
+  INSERT INTO accounts (id, name, kind, created_at) VALUES
+    ('sys_card', 'card payments: money in from cards, back out through refunds and disputes', 'system', 0);
+  `,
+  },
 ];
+
+/** The migrations themselves, for the upgrade test (which builds a database at an earlier version). */
+export const LEDGER_MIGRATIONS_FOR_TESTS: readonly Migration[] = LEDGER_MIGRATIONS;
 
 export function migrateLedger(db: SqliteDb): void {
   migrate(db, 'ledger', LEDGER_MIGRATIONS);

@@ -11,13 +11,28 @@ import {
   type BeginResult,
   type CallRow,
   type CaptureRequest,
+  type CreditLine,
+  type ExternalRequest,
+  type ExternalResult,
+  type GrantLineRequest,
+  type GrantLineResult,
   type Ledger,
   LedgerStateError,
+  type MovementKind,
+  type MovementRow,
+  type SettlementOutcome,
+  type SettlementRequest,
+  type SettlementResult,
+  type SettlementStart,
   type SweepResult,
+  type TimeRange,
+  type UsageRow,
   type VoidRequest,
 } from '../types.js';
+import { availableOf, balanceOfRow, SqliteMovements } from './movements.js';
 import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
+import { type CallDbRow, type HoldRow, prepareStatements } from './statements.js';
 import { WriteQueue } from './write-queue.js';
 
 export interface SqliteLedgerOptions {
@@ -28,20 +43,8 @@ export interface SqliteLedgerOptions {
   commits?: CommitHistograms | undefined;
 }
 
-interface HoldRow {
-  call_id: string;
-  account_id: string;
-  amount_micros: number;
-  status: 'pending' | 'posted' | 'voided' | 'expired';
-  cap_day: string | null;
-  funding_micros: number;
-}
-
-interface CallDbRow extends Omit<CallRow, 'meta'> {
-  meta: string | null;
-}
-
 const MS_PER_DAY = 86_400_000;
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -63,6 +66,7 @@ function toCallRow(r: CallDbRow): CallRow {
 export class SqliteLedger implements Ledger {
   private readonly q: WriteQueue;
   private readonly refunds: SqliteRefunds;
+  private readonly movements_: SqliteMovements;
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
   private readonly s;
@@ -82,91 +86,8 @@ export class SqliteLedger implements Ledger {
         }),
     );
     this.refunds = new SqliteRefunds(db);
-    // Every statement is prepared once; the request path only binds and steps.
-    this.s = {
-      account: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
-      accountsAll: db.prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY created_at, id'),
-      accountsOfKind: db.prepare<[string], AccountRow>(
-        'SELECT * FROM accounts WHERE kind = ? ORDER BY created_at, id',
-      ),
-      insAccount: db.prepare('INSERT INTO accounts (id, name, kind, created_at) VALUES (?, ?, ?, ?)'),
-      addBalance: db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?'),
-      addHeld: db.prepare('UPDATE accounts SET held_micros = held_micros + ? WHERE id = ?'),
-      settle: db.prepare(
-        'UPDATE accounts SET balance_micros = balance_micros - ?, held_micros = held_micros - ? WHERE id = ?',
-      ),
-      insEntry: db.prepare(
-        'INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      insKey: db.prepare(
-        'INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      keyByHash: db.prepare<[string], ApiKeyRow>(
-        'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE hash = ?',
-      ),
-      keyById: db.prepare<[string], ApiKeyRow>(
-        'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE id = ?',
-      ),
-      keysAll: db.prepare<[], ApiKeyRow>(
-        'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys ORDER BY created_at',
-      ),
-      keysOf: db.prepare<[string], ApiKeyRow>(
-        'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY created_at',
-      ),
-      revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      idem: db.prepare<
-        [string, string],
-        { fingerprint: string; call_id: string; status: string; response: string | null; created_at: number }
-      >(
-        'SELECT fingerprint, call_id, status, response, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?',
-      ),
-      insIdem: db.prepare(
-        "INSERT INTO idempotency_keys (account_id, key, fingerprint, call_id, status, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?)",
-      ),
-      delIdem: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND key = ?'),
-      idemDone: db.prepare(
-        "UPDATE idempotency_keys SET status = 'done', response = ? WHERE account_id = ? AND key = ? AND call_id = ?",
-      ),
-      delIdemOfCall: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND call_id = ?'),
-      purgeIdem: db.prepare("DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < ?"),
-      daily: db.prepare<[string, string], { spent_micros: number }>(
-        'SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?',
-      ),
-      addDaily: db.prepare(
-        'INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros',
-      ),
-      subDaily: db.prepare(
-        'UPDATE daily_spend SET spent_micros = spent_micros - ? WHERE account_id = ? AND day = ?',
-      ),
-      insCall: db.prepare(
-        "INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, idempotency_key, payment_method, principal, created_at, meta) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
-      ),
-      call: db.prepare<[string], CallDbRow>('SELECT * FROM calls WHERE id = ?'),
-      finishOk: db.prepare(
-        "UPDATE calls SET status = 'succeeded', charged_micros = ?, provider = ?, duration_ms = ?, finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
-      ),
-      finishFail: db.prepare(
-        "UPDATE calls SET status = 'failed', error_code = ?, provider = coalesce(?, provider), duration_ms = coalesce(?, duration_ms), finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
-      ),
-      callsOf: db.prepare<[string, number], CallDbRow>(
-        'SELECT * FROM calls WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
-      ),
-      hold: db.prepare<[string], HoldRow>(
-        'SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE call_id = ?',
-      ),
-      insHold: db.prepare(
-        "INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at, funding_micros) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
-      ),
-      resolveHold: db.prepare(
-        "UPDATE holds SET status = ?, posted_micros = ?, resolved_at = ? WHERE call_id = ? AND status = 'pending'",
-      ),
-      expired: db.prepare<[number], HoldRow>(
-        "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT 500",
-      ),
-      allPending: db.prepare<[], HoldRow>(
-        "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending'",
-      ),
-    };
+    this.movements_ = new SqliteMovements(db);
+    this.s = prepareStatements(db);
   }
 
   // ---- accounts and keys -------------------------------------------------------------------------------
@@ -191,16 +112,7 @@ export class SqliteLedger implements Ledger {
   credit(accountId: string, micros: number, memo: string): Promise<Balance> {
     assertMicros(micros, 'credit');
     const now = this.clock.now();
-    return this.q.run(() => {
-      const acct = this.s.account.get(accountId);
-      if (!acct) throw new LedgerStateError(`unknown account ${accountId}`);
-      const transfer = newId('tr', now);
-      this.s.insEntry.run(transfer, accountId, micros, 'topup', null, memo, now);
-      this.s.insEntry.run(transfer, 'sys_funding', -micros, 'topup', null, memo, now);
-      this.s.addBalance.run(micros, accountId);
-      this.s.addBalance.run(-micros, 'sys_funding');
-      return this.balanceOf(accountId);
-    });
+    return this.q.run(() => this.movements_.credit(accountId, micros, memo, now));
   }
 
   balance(accountId: string): Promise<Balance> {
@@ -210,11 +122,7 @@ export class SqliteLedger implements Ledger {
   private balanceOf(accountId: string): Balance {
     const a = this.s.account.get(accountId);
     if (!a) throw new LedgerStateError(`unknown account ${accountId}`);
-    return {
-      balance_micros: a.balance_micros,
-      held_micros: a.held_micros,
-      available_micros: a.balance_micros - a.held_micros,
-    };
+    return balanceOfRow(a);
   }
 
   insertApiKey(input: {
@@ -271,10 +179,18 @@ export class SqliteLedger implements Ledger {
         if (!acct) throw new LedgerStateError(`unknown account ${req.accountId}`);
         const funding = req.funding?.micros ?? 0;
         if (acct.kind !== 'system') {
-          // The call's own funding counts; it is written only once every check has passed.
-          const available = acct.balance_micros - acct.held_micros + funding;
+          // The call's own funding counts; it is written only once every check has passed. A credit line counts
+          // unless it is frozen.
+          const available = availableOf(acct) + funding;
           if (available < req.holdMicros) {
-            return { kind: 'insufficient', availableMicros: available, requiredMicros: req.holdMicros };
+            const refused = {
+              kind: 'insufficient' as const,
+              availableMicros: available,
+              requiredMicros: req.holdMicros,
+            };
+            return acct.credit_line_micros > 0 && acct.line_frozen_at !== null
+              ? { ...refused, lineFrozen: { reason: acct.line_frozen_reason ?? '' } }
+              : refused;
           }
         }
 
@@ -458,8 +374,72 @@ export class SqliteLedger implements Ledger {
     return Promise.resolve(r ? toCallRow(r) : undefined);
   }
 
-  transactions(accountId: string, limit: number): Promise<CallRow[]> {
-    return Promise.resolve(this.s.callsOf.all(accountId, limit).map(toCallRow));
+  transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
+    const rows = this.s.callsOf.all(accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit);
+    return Promise.resolve(rows.map(toCallRow));
+  }
+
+  usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
+    return Promise.resolve(this.s.usage.all(accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME));
+  }
+
+  movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
+    return Promise.resolve(this.movements_.movements(accountId, limit, range));
+  }
+
+  getMovement(id: string): Promise<MovementRow | undefined> {
+    return Promise.resolve(this.movements_.get(id));
+  }
+
+  movementByRef(kind: MovementKind, externalRef: string): Promise<MovementRow | undefined> {
+    return Promise.resolve(this.movements_.byRef(kind, externalRef));
+  }
+
+  creditLine(accountId: string): Promise<CreditLine> {
+    return Promise.resolve(this.movements_.creditLine(accountId));
+  }
+
+  drawnAccounts(minDrawnMicros: number, limit: number) {
+    return Promise.resolve(this.movements_.drawnAccounts(minDrawnMicros, limit));
+  }
+
+  pendingSettlements(startedBefore: number, limit: number): Promise<MovementRow[]> {
+    return Promise.resolve(this.movements_.pendingSettlements(startedBefore, limit));
+  }
+
+  // ---- money without a call: card payments and credit lines (./movements.ts) ----------------------------
+
+  recordExternal(req: ExternalRequest): Promise<ExternalResult> {
+    assertMicros(req.micros, 'amount');
+    if (req.micros === 0) throw new LedgerStateError('an external movement needs an amount above zero');
+    const now = this.clock.now();
+    return this.q.run(() => this.movements_.external(req, now));
+  }
+
+  grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult> {
+    assertMicros(req.micros, 'credit line');
+    if (req.micros === 0 || req.cardFingerprint === '')
+      throw new LedgerStateError('a credit line needs an amount and a card fingerprint');
+    const now = this.clock.now();
+    return this.q.run(() => this.movements_.grantLine(req, now));
+  }
+
+  freezeCreditLine(accountId: string, reason: string | null): Promise<void> {
+    const now = this.clock.now();
+    return this.q.run(() => this.movements_.freeze(accountId, reason, now));
+  }
+
+  beginSettlement(req: SettlementRequest): Promise<SettlementStart> {
+    assertMicros(req.minMicros, 'minimum');
+    assertMicros(req.stepMicros, 'step');
+    // Durable before the card is charged: the charge names this movement, so it must survive power loss.
+    const now = this.clock.now();
+    return this.q.run(() => this.movements_.beginSettlement(req, now));
+  }
+
+  finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult> {
+    const now = this.clock.now();
+    return this.q.run(() => this.movements_.finishSettlement(movementId, outcome, now));
   }
 
   close(): Promise<void> {

@@ -10,7 +10,26 @@ import { SqliteLedger } from './sqlite-ledger.js';
 // The writer thread runs the same SqliteLedger, so the behaviour — group commit, fsync'd money, the checks of
 // one serialized write — is the embedded ledger's to the letter; only where the fsync waits changes.
 
-type WriteMethod = Exclude<keyof LedgerMoney | keyof LedgerAdmin, never>;
+type WriteMethod = keyof LedgerMoney | keyof LedgerAdmin;
+
+/** Every write of the ledger goes to the writer thread: a new one that is not listed here does not compile. */
+const WRITES: Record<WriteMethod, true> = {
+  createAccount: true,
+  insertApiKey: true,
+  revokeApiKey: true,
+  credit: true,
+  begin: true,
+  capture: true,
+  void: true,
+  refundJob: true,
+  sweep: true,
+  voidAllPending: true,
+  recordExternal: true,
+  grantCreditLine: true,
+  freezeCreditLine: true,
+  beginSettlement: true,
+  finishSettlement: true,
+};
 
 export type WriteRequest =
   | { id: number; method: WriteMethod; args: unknown[]; now: number }
@@ -43,6 +62,10 @@ export class WorkerLedger extends SqliteLedger implements Ledger {
         writes: { bounds: c.writes.bounds, buffer: c.writes.data.buffer },
       },
     });
+    // The writes shadow SqliteLedger's own (which the writer thread runs); reads stay inherited.
+    for (const method of Object.keys(WRITES) as WriteMethod[]) {
+      Object.defineProperty(this, method, { value: (...args: unknown[]) => this.write(method, args) });
+    }
     this.worker.on('message', (m: WriteResponse) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -72,37 +95,6 @@ export class WorkerLedger extends SqliteLedger implements Ledger {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.worker.postMessage({ id, method, args, now: this.opts.clock.now() } satisfies WriteRequest);
     });
-  }
-
-  override createAccount(...args: Parameters<Ledger['createAccount']>) {
-    return this.write<Awaited<ReturnType<Ledger['createAccount']>>>('createAccount', args);
-  }
-  override insertApiKey(...args: Parameters<Ledger['insertApiKey']>) {
-    return this.write<Awaited<ReturnType<Ledger['insertApiKey']>>>('insertApiKey', args);
-  }
-  override revokeApiKey(...args: Parameters<Ledger['revokeApiKey']>) {
-    return this.write<boolean>('revokeApiKey', args);
-  }
-  override credit(...args: Parameters<Ledger['credit']>) {
-    return this.write<Awaited<ReturnType<Ledger['credit']>>>('credit', args);
-  }
-  override begin(...args: Parameters<Ledger['begin']>) {
-    return this.write<Awaited<ReturnType<Ledger['begin']>>>('begin', args);
-  }
-  override capture(...args: Parameters<Ledger['capture']>) {
-    return this.write<Awaited<ReturnType<Ledger['capture']>>>('capture', args);
-  }
-  override void(...args: Parameters<Ledger['void']>) {
-    return this.write<void>('void', args);
-  }
-  override refundJob(...args: Parameters<Ledger['refundJob']>) {
-    return this.write<Awaited<ReturnType<Ledger['refundJob']>>>('refundJob', args);
-  }
-  override sweep(...args: Parameters<Ledger['sweep']>) {
-    return this.write<Awaited<ReturnType<Ledger['sweep']>>>('sweep', args);
-  }
-  override voidAllPending(...args: Parameters<Ledger['voidAllPending']>) {
-    return this.write<number>('voidAllPending', args);
   }
 
   override async close(): Promise<void> {
@@ -137,6 +129,9 @@ function spawnWriter(workerData: WriterData): Worker {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new Worker(new URL('./writer-thread.js', here), { workerData });
   const entry = new URL('./writer-thread.ts', here).href;
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  // Resolved here, from this file: an eval worker would resolve 'tsx' from the working directory, which need
+  // not be the project's (the CLI's tests run it from a temporary one).
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(code, { eval: true, workerData });
 }

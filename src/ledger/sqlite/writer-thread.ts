@@ -32,7 +32,14 @@ port.on('message', (m: WriteRequest) => {
     return;
   }
   now = m.now;
-  (ledger[m.method] as Method).apply(ledger, m.args).then(
+  let done: Promise<unknown>;
+  try {
+    done = (ledger[m.method] as Method).apply(ledger, m.args);
+  } catch (e) {
+    // A refusal of the arguments themselves (a negative amount) is thrown before anything is queued.
+    done = Promise.reject(e);
+  }
+  done.then(
     (value) => port.postMessage({ id: m.id, ok: true, value } satisfies WriteResponse),
     (e: unknown) => {
       const error =

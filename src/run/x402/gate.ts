@@ -1,7 +1,7 @@
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
-import type { X402Config } from '../../config.js';
+import type { X402Config } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
 import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
 import { paymentRequired } from '../refusals.js';

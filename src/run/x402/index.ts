@@ -1,4 +1,4 @@
-import type { X402Config } from '../../config.js';
+import type { X402Config } from '../../config/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import type { Facilitator } from './facilitator.js';

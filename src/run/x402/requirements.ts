@@ -1,5 +1,5 @@
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
-import type { X402Config } from '../../config.js';
+import type { X402Config } from '../../config/index.js';
 import { formatUsd } from '../../lib/money.js';
 
 // What we ask an x402 payer for. Requirements are a pure function of (configuration, action): the payer's

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { evmAddress, int, list, url, usd } from './config/fields.js';
-import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './config/llm.js';
-import { type OAuthConfig, oauthConfig } from './config/oauth.js';
-import { type X402Config, x402Config } from './config/x402.js';
+import { evmAddress, int, list, url, usd } from './fields.js';
+import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './llm.js';
+import { type OAuthConfig, oauthConfig } from './oauth.js';
+import { type StorageConfig, storageConfig } from './storage.js';
+import { type X402Config, x402Config } from './x402.js';
 
 // One schema over every TOLLGATE_* variable, parsed once at start-up. A bad value stops the process with
 // every problem listed (not just the first). `.env.example` lists the same variables; a contract test keeps
@@ -98,6 +99,8 @@ export const envSchema = z.object({
   TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  /** Stored files in an S3-compatible bucket shared by replicas (docs/operator.md); unset: <data dir>/files. */
+  TOLLGATE_STORAGE_URL: z.string().optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
   // through an upstream OpenID Connect provider when TOLLGATE_OIDC_ISSUER is set.
   /** Lifetime of an OAuth access token; hosts refresh it with their (rotating) refresh token. */
@@ -195,7 +198,33 @@ export interface Config {
   x402: X402Config | undefined;
   llm: LlmConfig;
   oauth: OAuthConfig;
+  /** Where stored files live: the data dir, or S3 (credentials from the AWS_* variables). */
+  storage: StorageConfig;
   env: Env;
+}
+
+/** The known name within two edits of a mistyped one (TOLLGATE_PROT → TOLLGATE_PORT), if exactly one is. */
+function nearest(name: string, known: string[]): string | undefined {
+  const near = known.filter((k) => Math.abs(k.length - name.length) <= 2 && editDistance(k, name) <= 2);
+  return near.length === 1 ? near[0] : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const sub = (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      row[j] = Math.min(sub, (prev[j] as number) + 1, (row[j - 1] as number) + 1);
+    }
+    prev = row;
+  }
+  return prev[b.length] as number;
+}
+
+/** zod's generic prefix says nothing the variable name does not. */
+function issueText(message: string): string {
+  return message.replace(/^Invalid (input|option): /, '');
 }
 
 export class ConfigError extends Error {
@@ -210,14 +239,32 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const raw = Object.fromEntries(
     Object.entries(source).filter(([k, v]) => k.startsWith('TOLLGATE_') && v !== ''),
   );
-  const parsed = envSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+  // Every problem at once: each variable is parsed on its own, so a typo in one name does not hide a bad value
+  // in another. A bad value is replaced by its default (every variable has one, or is optional) so that the
+  // sections' cross-field checks still run, except for a section whose own variables are bad (their checks
+  // would only repeat the same problem in other words).
+  const problems: string[] = [];
+  const bad: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(envSchema.shape) as Array<[string, z.ZodType]>) {
+    const r = schema.safeParse(raw[key]);
+    if (r.success) {
+      values[key] = r.data;
+      continue;
+    }
+    bad.push(key);
+    for (const issue of r.error.issues) problems.push(`${key}: ${issueText(issue.message)}`);
+    values[key] = schema.parse(undefined);
   }
-  const env = parsed.data;
-  const known = new Set(Object.keys(envSchema.shape));
-  const unknown = Object.keys(raw).filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new ConfigError(unknown.map((k) => `${k}: unknown variable (typo?)`));
+  for (const k of Object.keys(raw)) {
+    if (k in envSchema.shape) continue;
+    const near = nearest(k, Object.keys(envSchema.shape));
+    problems.push(
+      `${k}: unknown variable (${near ? `did you mean ${near}?` : '.env.example lists them all'})`,
+    );
+  }
+  const env = values as Env;
+  const sectionOk = (prefix: string) => !bad.some((k) => k.startsWith(prefix));
 
   const vendors = Object.fromEntries(
     (Object.keys(VENDORS) as VendorName[]).map((v) => [
@@ -231,12 +278,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     ]),
   ) as Record<VendorName, VendorConfig>;
 
-  const x402Problems: string[] = [];
-  const x402 = x402Config(env, x402Problems);
-  if (x402Problems.length > 0) throw new ConfigError(x402Problems);
-  const oauthProblems: string[] = [];
-  const oauth = oauthConfig(env, oauthProblems);
-  if (oauthProblems.length > 0) throw new ConfigError(oauthProblems);
+  const x402 = sectionOk('TOLLGATE_X402_') ? x402Config(env, problems) : undefined;
+  const oauth = oauthConfig(env, sectionOk('TOLLGATE_OIDC_') ? problems : []);
+  const storage = storageConfig(env.TOLLGATE_STORAGE_URL, source, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
 
   const host = env.TOLLGATE_HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
@@ -263,10 +308,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     x402,
     llm: llmConfig(env, vendors.LLM),
     oauth,
+    storage,
     env,
   };
 }
 
-export * from './config/llm.js';
-export * from './config/oauth.js';
-export * from './config/x402.js';
+export * from './llm.js';
+export * from './oauth.js';
+export * from './storage.js';
+export * from './x402.js';

@@ -1,0 +1,103 @@
+import { createApiKey } from '../../auth/api-keys.js';
+import type { Config } from '../config/index.js';
+import type { LedgerRecords } from '../ledger/types.js';
+import { DataDirInUseError } from '../lib/instance-lock.js';
+import { formatUsd, parseUsdToMicros } from '../lib/money.js';
+import { createGateway, type Gateway } from '../main.js';
+import type { Lifecycle } from '../run/lifecycle.js';
+import { CliError, type Out } from './output.js';
+
+// `tollgate serve`: start the gateway, and on the first start create the operator account and print its key.
+
+export async function serve(config: Config, out: Out, envFile: string | undefined): Promise<number> {
+  let gw: Gateway;
+  try {
+    gw = await createGateway(config);
+  } catch (e) {
+    throw startupError(e, config);
+  }
+  let url: string;
+  try {
+    url = await gw.listen();
+  } catch (e) {
+    await gw.close();
+    throw startupError(e, config);
+  }
+  // Only now, with the port bound, is the operator account created: its key is printed once and never
+  // stored, so a start that fails (a busy port) must not use up the "first start" that shows it.
+  const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
+  if (bootstrap) {
+    out.note(
+      `First start: created operator account ${bootstrap.accountId} with ${bootstrap.credit}.\n` +
+        `API key (shown once, store it now): ${bootstrap.key}`,
+    );
+  }
+  out.result(
+    {
+      url,
+      public_url: config.publicUrl,
+      data_dir: config.dataDir,
+      env_file: envFile ?? null,
+      operator: bootstrap ? { account_id: bootstrap.accountId, api_key: bootstrap.key } : null,
+    },
+    `tollgate listening on ${url} (data: ${config.dataDir}${envFile ? `; settings from ${envFile}` : ''})`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      gw.log.info({ signal }, 'shutting down: finishing in-flight calls');
+      gw.close().then(resolve, (err) => {
+        gw.log.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  return 0;
+}
+
+/** The first `serve` on an empty database creates an operator account and prints its key once. */
+async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
+  if ((await ledger.listAccounts('customer')).length > 0) return undefined;
+  const acct = await ledger.createAccount({ name: 'operator' });
+  const micros = parseUsdToMicros(config.operatorCreditUsd);
+  if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
+  const { key } = await createApiKey(ledger, acct.id, 'operator');
+  return { accountId: acct.id, key, credit: formatUsd(micros) };
+}
+
+/** Start-up failures an operator fixes by configuration, as one line instead of a stack trace. */
+function startupError(e: unknown, config: Config): unknown {
+  if (e instanceof DataDirInUseError) {
+    return new CliError('data_dir_in_use', e.message, 1, { data_dir: e.dataDir, pid: e.pid });
+  }
+  const { host, port } = config;
+  const details = { host, port };
+  switch ((e as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EADDRINUSE':
+      return new CliError(
+        'port_in_use',
+        `port ${port} on ${host} is already in use (another tollgate?); stop that process or set TOLLGATE_PORT to a free port`,
+        1,
+        details,
+      );
+    case 'EACCES':
+      return new CliError(
+        'port_not_allowed',
+        `not allowed to listen on port ${port} (ports below 1024 need privileges); set TOLLGATE_PORT to a higher port`,
+        1,
+        details,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new CliError(
+        'host_not_local',
+        `cannot listen on TOLLGATE_HOST=${host}: not an address of this machine`,
+        1,
+        details,
+      );
+    default:
+      return e;
+  }
+}

@@ -1,0 +1,113 @@
+import type { SqliteDb } from '../../lib/sqlite.js';
+import type { AccountRow, ApiKeyRow, CallRow, UsageRow } from '../types.js';
+
+// The ledger's prepared statements: every statement is prepared once; the request path only binds and steps.
+
+export interface HoldRow {
+  call_id: string;
+  account_id: string;
+  amount_micros: number;
+  status: 'pending' | 'posted' | 'voided' | 'expired';
+  cap_day: string | null;
+  funding_micros: number;
+}
+
+export interface CallDbRow extends Omit<CallRow, 'meta'> {
+  meta: string | null;
+}
+
+export function prepareStatements(db: SqliteDb) {
+  return {
+    account: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
+    accountsAll: db.prepare<[], AccountRow>('SELECT * FROM accounts ORDER BY created_at, id'),
+    accountsOfKind: db.prepare<[string], AccountRow>(
+      'SELECT * FROM accounts WHERE kind = ? ORDER BY created_at, id',
+    ),
+    insAccount: db.prepare('INSERT INTO accounts (id, name, kind, created_at) VALUES (?, ?, ?, ?)'),
+    addBalance: db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?'),
+    addHeld: db.prepare('UPDATE accounts SET held_micros = held_micros + ? WHERE id = ?'),
+    settle: db.prepare(
+      'UPDATE accounts SET balance_micros = balance_micros - ?, held_micros = held_micros - ? WHERE id = ?',
+    ),
+    insEntry: db.prepare(
+      'INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    insKey: db.prepare(
+      'INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    keyByHash: db.prepare<[string], ApiKeyRow>(
+      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE hash = ?',
+    ),
+    keyById: db.prepare<[string], ApiKeyRow>(
+      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE id = ?',
+    ),
+    keysAll: db.prepare<[], ApiKeyRow>(
+      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys ORDER BY created_at',
+    ),
+    keysOf: db.prepare<[string], ApiKeyRow>(
+      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY created_at',
+    ),
+    revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    idem: db.prepare<
+      [string, string],
+      { fingerprint: string; call_id: string; status: string; response: string | null; created_at: number }
+    >(
+      'SELECT fingerprint, call_id, status, response, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?',
+    ),
+    insIdem: db.prepare(
+      "INSERT INTO idempotency_keys (account_id, key, fingerprint, call_id, status, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?)",
+    ),
+    delIdem: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND key = ?'),
+    idemDone: db.prepare(
+      "UPDATE idempotency_keys SET status = 'done', response = ? WHERE account_id = ? AND key = ? AND call_id = ?",
+    ),
+    delIdemOfCall: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND call_id = ?'),
+    purgeIdem: db.prepare("DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < ?"),
+    daily: db.prepare<[string, string], { spent_micros: number }>(
+      'SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?',
+    ),
+    addDaily: db.prepare(
+      'INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros',
+    ),
+    subDaily: db.prepare(
+      'UPDATE daily_spend SET spent_micros = spent_micros - ? WHERE account_id = ? AND day = ?',
+    ),
+    insCall: db.prepare(
+      "INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, idempotency_key, payment_method, principal, created_at, meta) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+    ),
+    call: db.prepare<[string], CallDbRow>('SELECT * FROM calls WHERE id = ?'),
+    finishOk: db.prepare(
+      "UPDATE calls SET status = 'succeeded', charged_micros = ?, provider = ?, duration_ms = ?, finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
+    ),
+    finishFail: db.prepare(
+      "UPDATE calls SET status = 'failed', error_code = ?, provider = coalesce(?, provider), duration_ms = coalesce(?, duration_ms), finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
+    ),
+    callsOf: db.prepare<[string, number, number, number], CallDbRow>(
+      'SELECT * FROM calls WHERE account_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?',
+    ),
+    // The service is the action id up to its slash; a day is the UTC day the call started.
+    usage: db.prepare<[string, number, number], UsageRow>(
+      `SELECT strftime('%Y-%m-%d', created_at / 1000, 'unixepoch') AS day,
+              substr(action, 1, instr(action, '/') - 1) AS service,
+              sum(charged_micros - refunded_micros) AS micros, count(*) AS calls
+         FROM calls
+        WHERE account_id = ? AND created_at >= ? AND created_at < ? AND status IN ('succeeded', 'refunded')
+        GROUP BY day, service ORDER BY day, service`,
+    ),
+    hold: db.prepare<[string], HoldRow>(
+      'SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE call_id = ?',
+    ),
+    insHold: db.prepare(
+      "INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at, funding_micros) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+    ),
+    resolveHold: db.prepare(
+      "UPDATE holds SET status = ?, posted_micros = ?, resolved_at = ? WHERE call_id = ? AND status = 'pending'",
+    ),
+    expired: db.prepare<[number], HoldRow>(
+      "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT 500",
+    ),
+    allPending: db.prepare<[], HoldRow>(
+      "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending'",
+    ),
+  };
+}

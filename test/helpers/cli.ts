@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+// The operator CLI run as a user runs it: its own process, from a working directory of the test's choosing.
+// Never the repository root: the CLI reads `.env` of its working directory, and a developer's own .env there
+// must not leak into the tests.
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const CLI = ['--import', TSX, join(ROOT, 'src', 'cli', 'entry.ts')];
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one command to completion; `env` is the whole environment besides PATH. */
+export function runCli(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): CliRun {
+  const r = spawnSync(process.execPath, [...CLI, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH, TOLLGATE_LOG_LEVEL: 'silent', ...opts.env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * stderr without the one line oidc-provider prints at import on a Node release it does not list as supported
+ * (Node 20: it works there, and the tests run there).
+ */
+export function ownStderr(stderr: string): string {
+  return stderr
+    .split('\n')
+    .filter((l) => !l.startsWith('oidc-provider WARNING: Unsupported runtime'))
+    .join('\n');
+}
+
+export interface ServeProcess {
+  proc: ChildProcess;
+  /** The first JSON object `serve --json` printed (url, data_dir, operator, …). */
+  started: { url: string; data_dir: string; operator: { account_id: string; api_key: string } | null };
+  stop(): Promise<void>;
+}
+
+/** `tollgate serve --json` in the background; resolves once it listens. */
+export async function serveCli(opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [...CLI, 'serve', '--json'], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH, TOLLGATE_LOG_LEVEL: 'silent', TOLLGATE_PORT: '0', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr?.on('data', (d) => {
+    stderr += String(d);
+  });
+  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  const started = await new Promise<ServeProcess['started']>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
+    lines.on('line', (line) => {
+      const msg = JSON.parse(line) as ServeProcess['started'];
+      if (msg.url) {
+        clearTimeout(timer);
+        resolve(msg);
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code}: ${stderr}`));
+    });
+  });
+  return {
+    proc,
+    started,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
