@@ -100,6 +100,24 @@ describe('[ops:money-metrics] the lifecycle reports every money movement', () =>
     expect(ops).toContain('void');
   });
 
+  it('card money (top-ups, refunds) is counted by kind, once per outside reference', async () => {
+    const a = await ledger.createAccount({ name: 't' });
+    const topup = {
+      accountId: a.id,
+      kind: 'topup' as const,
+      micros: 50_000,
+      externalRef: 'pi_1',
+      memo: 'card',
+    };
+    await money.cardMoney(topup);
+    await money.cardMoney(topup); // the same payment again: recorded once
+    await money.cardMoney({ ...topup, kind: 'refund', micros: 20_000, externalRef: 're_1' });
+    expect(metrics.seen.filter(([k]) => k === 'cardMoney')).toEqual([
+      ['cardMoney', 'topup', 50_000],
+      ['cardMoney', 'refund', 20_000],
+    ]);
+  });
+
   it('the sweeper reports the holds it expired', async () => {
     const a = await ledger.createAccount({ name: 't' });
     await money.credit(a.id, 10_000, 'operator', 'top-up');
