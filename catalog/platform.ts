@@ -303,8 +303,13 @@ export const balance = defineAction({
   input: inputObject(true, {}),
   output: outputObject({
     balance_usd: z.string().describe('Posted balance in USD.'),
-    available_usd: z.string().describe('Balance minus holds of calls in flight, in USD.'),
-    balance_micros: z.number().int().describe('Posted balance in micro-USD.'),
+    available_usd: z
+      .string()
+      .describe('Balance minus holds of calls in flight, plus the credit line unless frozen, in USD.'),
+    balance_micros: z
+      .number()
+      .int()
+      .describe('Posted balance in micro-USD; below zero by what was drawn on the credit line.'),
     held_micros: z.number().int().describe('Held by calls in flight, micro-USD.'),
     available_micros: z.number().int().describe('Available to spend, micro-USD.'),
   }),
@@ -325,9 +330,13 @@ export const balance = defineAction({
 export const transactions = defineAction({
   service: 'platform',
   action: 'transactions',
-  title: 'My transactions',
-  summary: 'Lists your most recent calls with their price, charge, status and payment method, newest first.',
-  whenToUse: 'Use it to see what each call was charged, or whether a failed job was refunded.',
+  title: 'My recent transactions',
+  summary:
+    'Lists your most recent transactions, newest first: calls with their price, charge, status and payment ' +
+    'method, and the money that moved without a call (credits, card top-ups, settlements of the credit line, ' +
+    'refunds, disputes).',
+  whenToUse:
+    'Use it to see what each call was charged, whether a failed job was refunded, or what your card paid.',
   priceCents: 0,
   access: 'account',
   strict: true,
@@ -339,16 +348,27 @@ export const transactions = defineAction({
       .array(
         outputObject({
           id: z.string().describe('Transaction id.'),
-          created_at: z.string().describe('When the call started (ISO 8601).'),
-          action: z.string().describe('Action id.'),
+          created_at: z.string().describe('When the call started or the money moved (ISO 8601).'),
+          kind: z
+            .enum(['call', 'credit', 'topup', 'settlement', 'refund', 'dispute', 'dispute_reversal', 'line'])
+            .describe('call, or money that moved without one (topup, settlement of the credit line, …).'),
+          action: z.string().describe('Action id of a call; account/<kind> otherwise.'),
+          amount_micros: z
+            .number()
+            .int()
+            .describe('Effect on the balance in micro-USD, signed (a call: minus its net charge).'),
           status: z
             .enum(['pending', 'succeeded', 'failed', 'refunded'])
-            .describe('Outcome; refunded when the work it started failed later.'),
+            .describe(
+              'Outcome; refunded when the work it started failed later; a declined settlement failed.',
+            ),
           refunded_cents: z.number().int().describe('Refunded, in cents.'),
           price_cents: z.number().int().describe('Quoted price in cents.'),
           charged_cents: z.number().int().describe('Charged, in cents (0 unless it succeeded).'),
           charged_micros: z.number().int().describe('Charged, in micro-USD.'),
-          payment_method: z.string().describe('api_key, oauth or x402.'),
+          payment_method: z
+            .string()
+            .describe('api_key, oauth, x402; card or operator for money without a call.'),
           provider: z.string().nullable().describe('Upstream that served it.'),
           idempotency_key: z.string().nullable().describe('Idempotency-Key sent with the call.'),
           duration_ms: z.number().int().nullable().describe('How long it ran.'),

@@ -4,10 +4,14 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
+import type { OtherSignIn } from '../auth/oauth/context.js';
+import { OAuthGrants } from '../auth/oauth/grants.js';
 import { MCP_SCOPE } from '../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
+import { accountPages } from './account/routes.js';
+import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
@@ -81,6 +85,8 @@ export interface Gateway {
   log: Logger;
   /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
   x402: X402Deps | undefined;
+  /** Card payments (Stripe); undefined when TOLLGATE_STRIPE_SECRET_KEY / _WEBHOOK_SECRET are unset. */
+  billing: Billing | undefined;
   /** Metrics (when TOLLGATE_METRICS_TOKEN or TOLLGATE_METRICS_PORT is set) and traces (OTEL_*). */
   telemetry: Telemetry | undefined;
   /** The admin listener's URL (TOLLGATE_METRICS_PORT), once listening. */
@@ -117,7 +123,16 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     writerThread: true,
     commits: prom?.commits,
   });
-  const money = new Lifecycle({ ledger, clock, log, holdTtlMs: config.holdTtlMs, telemetry });
+  const payments = config.billing.stripe;
+  const money = new Lifecycle({
+    ledger,
+    clock,
+    log,
+    holdTtlMs: config.holdTtlMs,
+    // With card payments on, a refusal for lack of credit points to the dashboard (top-up, card).
+    accountUrl: payments ? () => `${config.publicUrl}/account` : undefined,
+    telemetry,
+  });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
   // died between hold and capture: release it now rather than after its TTL.
@@ -215,6 +230,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     telemetry,
   };
   const auth = createAuthenticator(ledger);
+  let accountSignIn: OtherSignIn | undefined;
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
@@ -226,13 +242,50 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     resource: () => `${config.publicUrl}${MCP_PATH}`,
     allowedOrigins: config.allowedOrigins,
     config: config.oauth,
-    onAccountCreated: async (accountId) => {
-      const welcome = config.oauth.welcomeCreditMicros;
-      if (welcome > 0) await money.credit(accountId, welcome, 'welcome', 'welcome credit (sign-in)');
-    },
     fetchClientMetadata: clientMetadata.get,
+    otherSignIn: (req, res, result) => (accountSignIn as OtherSignIn)(req, res, result),
+    // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
+    // (spec §5; docs/decisions.md "Card payments and the credit line").
   });
+  const billing =
+    payments &&
+    (await createBilling({
+      config: config.billing,
+      stripe: payments,
+      db,
+      ledger,
+      money,
+      clock,
+      log: log.child({ door: 'billing' }),
+      publicUrl: () => config.publicUrl,
+    }));
+  billing?.scheduler.start();
   const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
+
+  // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
+  // through the authorization server's one callback, hence the late binding).
+  const grants = new OAuthGrants(db);
+  const account = accountPages({
+    db,
+    ledger,
+    billing,
+    apps: {
+      list: (id) => grants.of(id),
+      setLimit: (id, client, micros) => oauth.store.setDailyLimit(id, client, micros),
+      revoke: (id, client) => grants.revoke(id, client),
+    },
+    upstream: oauth.upstreamSignIn,
+    signup: config.billing.signup,
+    signupsPerHour: config.billing.signupsPerHour,
+    signInAttemptsPerMinute: config.oauth.signInAttemptsPerMinute,
+    welcomeLineMicros: config.billing.welcomeLineMicros,
+    x402: x402 !== undefined,
+    publicUrl: () => config.publicUrl,
+    clock,
+    log: log.child({ door: 'account' }),
+    version: VERSION,
+  });
+  accountSignIn = account.otherSignIn;
 
   // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
   // the internal LlmService that actions use (the gateway's own cost, never billed per token).
@@ -305,6 +358,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
     ...(gatewayLinks ? [(app: Express) => app.use(fileRoutes(gatewayLinks))] : []),
     (app) => app.use(llmDoor),
+    ...(billing ? [(app: Express) => void app.use(billing.routes)] : []),
+    (app) => app.use(account.router),
   ];
   const started = Date.now();
   const app = createApp({
@@ -344,6 +399,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     run,
     log,
     x402,
+    billing,
     telemetry,
     get adminUrl() {
       return admin?.url;
@@ -389,6 +445,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await mcp.close();
       oauth.close();
       await clientMetadata.close();
+      await billing?.close();
       clearInterval(sweeper);
       await ledger.close();
       await webStack.close();

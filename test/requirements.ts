@@ -36,8 +36,29 @@ export const REQUIREMENTS = {
     'Refunds and disputes of card payments debit the account (never through the line) and show in its history.',
   'billing:history-complete':
     'Credits, top-ups, line grants and settlements are in the transaction history with the calls.',
+  'billing:webhook-verified':
+    'Stripe webhooks are verified by signature and timestamp; forged, altered, stale or replayed ones change nothing.',
   'billing:usage-by-day':
     'Spend per UTC day and service is read from the ledger (calls that succeeded, net of refunds).',
+  // the pages people use (docs/decisions.md "Sign-up, sign-in and the account dashboard")
+  'account:landing':
+    '/ says what the gateway is and links to the dashboard, the catalog, /openapi.json and the MCP URL.',
+  'account:signup':
+    'A person creates an account and sees its API key once; local sign-up is closed unless TOLLGATE_SIGNUP=open.',
+  'account:federated-signup':
+    'Through the upstream OIDC provider the first sign-in creates the account and shows its first key once.',
+  'account:sign-in': 'An API key signs in to the dashboard; a wrong one does not; attempts are rate limited.',
+  'account:session-cookies': 'Dashboard sessions are HttpOnly, SameSite=Lax cookies, Secure behind TLS.',
+  'account:csrf': 'Every form of the pages refuses a POST without the CSRF token bound to the browser.',
+  'account:signup-rate-limit': 'Sign-ups are rate limited per client IP (429 with Retry-After).',
+  'account:keys':
+    'Keys are created on the dashboard (shown once) and revoked; revoking the signed-in key ends the session.',
+  'account:apps':
+    'OAuth-connected apps are listed with their daily limits, which can be changed; apps can be revoked.',
+  'account:csv': 'The transaction history exports as CSV with the filters, spreadsheet formulas defused.',
+  'account:dashboard-in-browser':
+    'Sign-up, card, line, paid calls, usage, top-up, keys and apps work in a real browser (headless Chromium).',
+  'account:chart-matches-ledger': "The usage chart and tables show the ledger's numbers, by day and service.",
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',
@@ -104,7 +125,7 @@ export const REQUIREMENTS = {
   'oauth:sdk-clients': 'The v2 and v1 MCP SDK clients complete the whole flow knowing only the /mcp URL.',
   'oauth:api-key-sign-in': 'The sign-in page accepts an existing API key; a wrong one signs nobody in.',
   'oauth:federated-sign-in':
-    'Sign-in through an upstream OpenID Connect provider; the first creates the account with the welcome credit.',
+    'Sign-in through an upstream OpenID Connect provider; the first creates the account (its line comes with a card).',
   'oauth:federated-state-bound':
     'The upstream callback needs the state bound to the browser that started it, once.',
   'oauth:no-token-passthrough': 'Upstream tokens are never stored, logged, forwarded, or accepted at /mcp.',

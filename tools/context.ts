@@ -30,7 +30,12 @@ export interface AccountView {
 export type TransactionView = {
   id: string;
   created_at: string;
+  /** `call`, or the money that moved without one: credit, topup, settlement, refund, dispute, dispute_reversal, line. */
+  kind: 'call' | 'credit' | 'topup' | 'settlement' | 'refund' | 'dispute' | 'dispute_reversal' | 'line';
+  /** The action id of a call; `account/<kind>` for the others. */
   action: string;
+  /** What it did to the balance, signed (a call: minus what it charged net of refunds; a top-up: plus). */
+  amount_micros: number;
   status: 'pending' | 'succeeded' | 'failed' | 'refunded';
   /** Refunded later because the work it started failed (a render, a job). */
   refunded_cents: number;

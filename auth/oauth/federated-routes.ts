@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { cookiePolicy, type InteractionDeps, SIGN_IN } from './context.js';
-import { FEDERATED_CALLBACK_PATH, FederationError } from './federated.js';
+import { FEDERATED_CALLBACK_PATH, FederationError, OTHER_FLOW_PREFIX } from './federated.js';
 import { readCookie, setCookie } from './guard.js';
 import { messagePage, sendPage } from './pages.js';
 import { INTERACTION_PATH } from './provider.js';
@@ -40,10 +40,14 @@ export function federatedCallback(d: InteractionDeps) {
     setCookie(res, cookiePolicy(d), FED_COOKIE, '', FEDERATED_CALLBACK_PATH, 0);
     const query = new URL(req.originalUrl, 'http://x').search;
     try {
-      const { uid, accountId } = await d.federated.finish(
+      const { uid, accountId, created } = await d.federated.finish(
         new URL(`${d.publicUrl()}${FEDERATED_CALLBACK_PATH}${query}`),
         state,
       );
+      if (uid.startsWith(OTHER_FLOW_PREFIX)) {
+        if (!d.otherSignIn) return fail(400, 'This sign-in cannot continue here.');
+        return await d.otherSignIn(req, res, { flow: uid, accountId, created });
+      }
       const interaction = await d.provider().Interaction.find(uid);
       if (!interaction) return fail(400, 'The sign-in took too long and expired. Connect again.');
       interaction.result = { login: { accountId, amr: ['federated'] }, [SIGN_IN]: { keyId: null } };
@@ -52,7 +56,7 @@ export function federatedCallback(d: InteractionDeps) {
     } catch (err) {
       d.log.warn({ reason: describeError((err as Error).cause ?? err) }, 'upstream sign-in failed');
       // Back to the sign-in page of the same interaction, so the user can retry or use an API key.
-      if (err instanceof FederationError && err.uid) {
+      if (err instanceof FederationError && err.uid && !err.uid.startsWith(OTHER_FLOW_PREFIX)) {
         return res.redirect(303, `${d.publicUrl()}${INTERACTION_PATH}/${err.uid}?error=upstream`);
       }
       fail(400, 'The sign-in could not be verified. Connect again.');

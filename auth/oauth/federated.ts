@@ -6,12 +6,18 @@ import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { OAuthStore } from './store.js';
 
 // "Sign in with <upstream>": the user authenticates at an OpenID Connect provider (authorization code + PKCE,
-// state and nonce), and we keep only its `sub`: the first sign-in creates a tollgate account (with the welcome
-// credit), later ones find it. The upstream's tokens are dropped on the spot: nothing is ever passed through to
+// state and nonce), and we keep only its `sub`: the first sign-in creates a tollgate account (empty: its welcome
+// credit line comes with a card on file), later ones find it. The upstream's tokens are dropped on the spot: nothing is ever passed through to
 // the upstream or to an MCP host (no token passthrough).
 
 /** Where the upstream sends the browser back; register `<public URL>` + this at the upstream. */
 export const FEDERATED_CALLBACK_PATH = '/oauth/federated/callback';
+
+/**
+ * A sign-in started outside an OAuth interaction (the account dashboard) names its flow with this prefix, so the
+ * one callback registered at the upstream serves both; interaction uids never contain a colon.
+ */
+export const OTHER_FLOW_PREFIX = 'other:';
 
 const STATE_MODEL = 'FederatedLogin';
 const STATE_TTL_SECONDS = 600;
@@ -38,14 +44,14 @@ export interface FederatedDeps {
   upstream: OidcUpstreamConfig;
   store: OAuthStore;
   ledger: LedgerRecords;
-  /** Runs once per account this sign-in created (the composition root grants the welcome credit here). */
+  /** Runs once per account this sign-in created. */
   onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
   log: Logger;
 }
 
 export class FederatedLogin {
   private config: Promise<oidc.Configuration> | undefined;
-  private readonly creating = new Map<string, Promise<string>>();
+  private readonly creating = new Map<string, Promise<{ accountId: string; created: boolean }>>();
 
   constructor(private readonly deps: FederatedDeps) {}
 
@@ -76,7 +82,10 @@ export class FederatedLogin {
    * Completes the sign-in the callback URL reports: the state is single-use, the code is exchanged with PKCE and
    * the ID token checked (issuer, audience, nonce, signature). Returns the interaction and the account.
    */
-  async finish(callbackUrl: URL, state: string): Promise<{ uid: string; accountId: string }> {
+  async finish(
+    callbackUrl: URL,
+    state: string,
+  ): Promise<{ uid: string; accountId: string; created: boolean }> {
     const pending = this.deps.store.find(STATE_MODEL, state) as unknown as PendingLogin | undefined;
     if (!pending) throw new FederationError('unknown or expired sign-in state');
     this.deps.store.destroy(STATE_MODEL, state);
@@ -96,15 +105,15 @@ export class FederatedLogin {
     }
     if (!claims?.sub) throw new FederationError('the upstream returned no subject', pending.uid);
     const label = typeof claims.email === 'string' ? claims.email : `${this.name}:${claims.sub}`;
-    const accountId = await this.accountFor(claims.sub, label);
-    return { uid: pending.uid, accountId };
+    const { accountId, created } = await this.accountFor(claims.sub, label);
+    return { uid: pending.uid, accountId, created };
   }
 
   /** The account of an upstream subject, created on its first sign-in (once, even under concurrent sign-ins). */
-  private accountFor(subject: string, label: string): Promise<string> {
+  private accountFor(subject: string, label: string): Promise<{ accountId: string; created: boolean }> {
     const { store, upstream } = this.deps;
     const known = store.accountForIdentity(upstream.issuer, subject);
-    if (known) return Promise.resolve(known);
+    if (known) return Promise.resolve({ accountId: known, created: false });
     const key = `${upstream.issuer}\u0000${subject}`;
     let creating = this.creating.get(key);
     if (!creating) {
@@ -114,16 +123,19 @@ export class FederatedLogin {
     return creating;
   }
 
-  private async createAccount(subject: string, label: string): Promise<string> {
+  private async createAccount(
+    subject: string,
+    label: string,
+  ): Promise<{ accountId: string; created: boolean }> {
     const { store, ledger, upstream, onAccountCreated, log } = this.deps;
     const account = await ledger.createAccount({ name: label });
     if (!store.linkIdentity(upstream.issuer, subject, account.id)) {
       // Another process linked it first (several gateways on one database): use theirs; ours stays empty.
-      return store.accountForIdentity(upstream.issuer, subject) as string;
+      return { accountId: store.accountForIdentity(upstream.issuer, subject) as string, created: false };
     }
     await onAccountCreated?.(account.id);
     log.info({ account: account.id, upstream: upstream.issuer }, 'account created by federated sign-in');
-    return account.id;
+    return { accountId: account.id, created: true };
   }
 
   /** Upstream discovery, once; a failure is not cached, so a provider that was down is retried next time. */

@@ -7,9 +7,9 @@ import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
 import type { MetadataGet } from './cimd.js';
-import type { InteractionDeps } from './context.js';
+import type { InteractionDeps, OtherSignIn } from './context.js';
 import { FEDERATED_CALLBACK_PATH, FederatedLogin } from './federated.js';
-import { federatedCallback } from './federated-routes.js';
+import { federatedCallback, startFederated } from './federated-routes.js';
 import { AttemptLimiter, Csrf, clientIp } from './guard.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSecrets, type OAuthSecrets } from './keys.js';
@@ -37,6 +37,8 @@ export interface AuthorizationServerDeps {
   onAccountCreated?: ((accountId: string) => Promise<void>) | undefined;
   /** The SSRF-guarded fetch of client ID metadata documents (src/upstreams/metadata-fetch.ts). */
   fetchClientMetadata: MetadataGet;
+  /** Finishes upstream sign-ins started elsewhere (the account dashboard), through the same callback. */
+  otherSignIn?: OtherSignIn | undefined;
 }
 
 export interface AuthorizationServer {
@@ -47,6 +49,12 @@ export interface AuthorizationServer {
   issuer(): string;
   /** The library instance for the current public URL (built on first use). */
   provider(): Provider;
+  /**
+   * Upstream sign-in for pages outside OAuth (the account dashboard); undefined without an upstream. `start`
+   * sends the browser there (false when the upstream cannot be reached); `flow` must start with
+   * OTHER_FLOW_PREFIX, and the verified result goes to `otherSignIn`.
+   */
+  upstreamSignIn: { name: string; start(res: Response, flow: string): Promise<boolean> } | undefined;
   store: OAuthStore;
   close(): void;
 }
@@ -138,6 +146,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     basePath,
     secure,
     log,
+    otherSignIn: deps.otherSignIn,
   };
 
   /**
@@ -174,6 +183,10 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     store,
     issuer,
     provider,
+    upstreamSignIn: federated && {
+      name: federated.name,
+      start: (res, flow) => startFederated(interactionDeps, res, flow),
+    },
     verifier: createOAuthTokenVerifier({ provider, store, ledger: deps.ledger, resource: deps.resource }),
     mount(app: Express) {
       // Before every other door, so no body parser of theirs ever reads the library's requests.

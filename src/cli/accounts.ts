@@ -24,6 +24,37 @@ export async function accountsCreate(
   );
 }
 
+/** Every customer account with its money: balance, what is available, its credit line and what is drawn. */
+export async function accountsList(ledger: LedgerRecords, out: Out) {
+  const rows = await Promise.all(
+    (await ledger.listAccounts('customer')).map(async (a) => {
+      const [bal, line] = await Promise.all([ledger.balance(a.id), ledger.creditLine(a.id)]);
+      return {
+        account_id: a.id,
+        name: a.name,
+        created_at: new Date(a.created_at).toISOString(),
+        ...balanceFields(bal),
+        credit_line_usd: formatUsd(line.limit_micros),
+        drawn_usd: formatUsd(line.drawn_micros),
+        line_frozen: line.frozen?.reason ?? null,
+      };
+    }),
+  );
+  out.result(
+    { accounts: rows },
+    rows.length === 0
+      ? 'no accounts'
+      : rows
+          .map(
+            (r) =>
+              `${r.account_id}  ${(r.name ?? '').padEnd(20)} ${r.balance_usd.padStart(10)}  available ${r.available_usd}` +
+              (r.credit_line_usd === '$0.00' ? '' : `  line ${r.credit_line_usd}, drawn ${r.drawn_usd}`) +
+              (r.line_frozen ? `  FROZEN: ${r.line_frozen}` : ''),
+          )
+          .join('\n'),
+  );
+}
+
 export async function keysCreate(ledger: LedgerRecords, out: Out, accountId: string, name?: string) {
   await mustExist(ledger, accountId);
   const { key, row } = await createApiKey(ledger, accountId, name);

@@ -9,7 +9,7 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import { createLogger } from '../log.js';
-import { transactionView } from '../run/account-view.js';
+import { accountHistory } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import * as cmd from './accounts.js';
 import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
@@ -21,6 +21,7 @@ Usage: tollgate <command> [options] [--json]
   serve                                   start the gateway (HTTP shim, MCP, model router)
   accounts create [--name N] [--credit-usd X]
                                           create an account and its first API key
+  accounts list                           accounts with their balances and credit lines
   keys create <account> [--name N]        issue another API key
   keys list [<account>]                   list keys (never the secrets)
   keys revoke <key_id>                    revoke a key; it stops working at once
@@ -177,6 +178,7 @@ async function dispatch(
   };
   switch (command) {
     case 'accounts':
+      if (sub === 'list') return cmd.accountsList(ledger, out);
       if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}`);
       return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
@@ -194,7 +196,7 @@ async function dispatch(
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
         throw new UsageError('--limit must be 1-1000');
       if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
-      const txs = (await ledger.transactions(account, limit)).map(transactionView);
+      const txs = await accountHistory(ledger, account, limit);
       out.result(
         { account_id: account, transactions: txs },
         txs.length === 0
@@ -202,7 +204,7 @@ async function dispatch(
           : txs
               .map(
                 (t) =>
-                  `${t.created_at}  ${t.id}  ${t.action.padEnd(28)} ${t.status.padEnd(9)} ${String(t.charged_cents).padStart(4)}¢  ${t.error_code ?? ''}`,
+                  `${t.created_at}  ${t.id}  ${t.action.padEnd(28)} ${t.status.padEnd(9)} ${formatUsd(t.amount_micros).padStart(9)}  ${t.error_code ?? ''}`,
               )
               .join('\n'),
       );

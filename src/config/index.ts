@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type BillingConfig, billingConfig } from './billing.js';
 import { evmAddress, int, list, url, usd } from './fields.js';
 import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './llm.js';
 import { type OAuthConfig, oauthConfig } from './oauth.js';
@@ -95,8 +96,26 @@ export const envSchema = z.object({
   TOLLGATE_EXTRACT_INLINE_SECONDS: int(0, 110).default(25),
   /** Credit given to the operator account created by the first `serve`, USD. */
   TOLLGATE_OPERATOR_CREDIT_USD: usd.default('0'),
-  /** Credit given to accounts created by sign-in (spec §5: 2 USD welcome credit once a card is on file). */
-  TOLLGATE_WELCOME_CREDIT_USD: usd.default('0'),
+  // Money in (src/config/billing.ts): Stripe cards and top-ups, the welcome credit line, sign-up.
+  TOLLGATE_STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\w+$/, 'a Stripe secret key (sk_live_… or sk_test_…)')
+    .optional(),
+  TOLLGATE_STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
+    .optional(),
+  TOLLGATE_STRIPE_BASE_URL: url.optional(),
+  /** The credit line an account gets once a card is on file (spec §5, §8: 2 USD); 0 turns lines off. */
+  TOLLGATE_WELCOME_CREDIT_USD: usd.default('2'),
+  TOLLGATE_TOPUP_MIN_USD: usd.default('5'),
+  TOLLGATE_TOPUP_MAX_USD: usd.default('500'),
+  TOLLGATE_SETTLE_THRESHOLD_USD: usd.default('1'),
+  TOLLGATE_SETTLE_EVERY_HOURS: int(1, 24 * 31).default(24),
+  TOLLGATE_SETTLE_CHECK_SECONDS: int(1, 3600).default(60),
+  /** Self-serve sign-up on the dashboard (an upstream OIDC provider, when set, signs people up regardless). */
+  TOLLGATE_SIGNUP: z.enum(['open', 'closed']).default('closed'),
+  TOLLGATE_SIGNUPS_PER_HOUR: int(1, 10_000).default(5),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   /** Stored files in an S3-compatible bucket shared by replicas (docs/operator.md); unset: <data dir>/files. */
@@ -200,6 +219,7 @@ export interface Config {
   oauth: OAuthConfig;
   /** Where stored files live: the data dir, or S3 (credentials from the AWS_* variables). */
   storage: StorageConfig;
+  billing: BillingConfig;
   env: Env;
 }
 
@@ -281,6 +301,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const x402 = sectionOk('TOLLGATE_X402_') ? x402Config(env, problems) : undefined;
   const oauth = oauthConfig(env, sectionOk('TOLLGATE_OIDC_') ? problems : []);
   const storage = storageConfig(env.TOLLGATE_STORAGE_URL, source, problems);
+  const billing = billingConfig(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const host = env.TOLLGATE_HOST;
@@ -309,10 +330,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     llm: llmConfig(env, vendors.LLM),
     oauth,
     storage,
+    billing,
     env,
   };
 }
 
+export * from './billing.js';
 export * from './llm.js';
 export * from './oauth.js';
 export * from './storage.js';

@@ -1,4 +1,3 @@
-import { parseUsdToMicros } from '../lib/money.js';
 import type { Env } from './index.js';
 
 // The OAuth section of the configuration (TOLLGATE_OAUTH_*, TOLLGATE_OIDC_*).
@@ -8,8 +7,6 @@ export interface OAuthConfig {
   refreshTokenTtlSeconds: number;
   cookieSecret: string | undefined;
   signInAttemptsPerMinute: number;
-  /** Credit for accounts created by federated sign-in (TOLLGATE_WELCOME_CREDIT_USD), micro-USD. */
-  welcomeCreditMicros: number;
   upstream: OidcUpstreamConfig | undefined;
 }
 
@@ -46,7 +43,6 @@ export function oauthConfig(env: Env, problems: string[]): OAuthConfig {
     refreshTokenTtlSeconds: env.TOLLGATE_OAUTH_REFRESH_TOKEN_TTL_SECONDS,
     cookieSecret: env.TOLLGATE_OAUTH_COOKIE_SECRET,
     signInAttemptsPerMinute: env.TOLLGATE_OAUTH_SIGNIN_ATTEMPTS_PER_MINUTE,
-    welcomeCreditMicros: parseUsdToMicros(env.TOLLGATE_WELCOME_CREDIT_USD),
     upstream,
   };
 }

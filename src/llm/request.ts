@@ -80,7 +80,7 @@ export function normalizeChatRequest(raw: unknown): ChatRequest {
     ]);
   }
   const parsed = chatBody.safeParse(raw);
-  if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
+  if (!parsed.success) throw invalidInput(zodIssues(parsed.error, raw));
   const body = parsed.data;
 
   const issues: FieldIssue[] = [];

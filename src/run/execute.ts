@@ -9,7 +9,7 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { fingerprint } from '../lib/hash.js';
-import { centsToMicros, microsToCents } from '../lib/money.js';
+import { centsPhrase, centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
 import { admit, openScope, type ScopeDeps } from './call-scope.js';
 import { extraFieldWarnings } from './extra-fields.js';
@@ -136,7 +136,7 @@ async function run(
     throw invalidInput([{ path: MAX_COST_FIELD, message: 'must be a non-negative integer number of cents' }]);
   }
   const parsed = action.input.safeParse(body);
-  if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
+  if (!parsed.success) throw invalidInput(zodIssues(parsed.error, body));
   const input = parsed.data as Record<string, unknown>;
   const warnings = action.strict ? undefined : extraFieldWarnings(action, body);
 
@@ -144,7 +144,7 @@ async function run(
   if (maxCost !== undefined && action.priceCents > (maxCost as number)) {
     throw new GatewayError(
       'max_cost_exceeded',
-      `This action costs ${action.priceCents} cents, above your max_cost_cents of ${maxCost}; nothing was charged.`,
+      `This action costs ${centsPhrase(action.priceCents)}, above your max_cost_cents of ${maxCost}; nothing was charged.`,
       { details: { price_cents: action.priceCents, max_cost_cents: maxCost } },
     );
   }

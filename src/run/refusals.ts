@@ -1,7 +1,7 @@
 import type { Action } from '../../catalog/index.js';
 import { GatewayError } from '../errors.js';
 import type { BeginResult } from '../ledger/types.js';
-import { formatUsd, microsToCents } from '../lib/money.js';
+import { centsPhrase, formatUsd, microsToCents } from '../lib/money.js';
 import type { HoldSpec } from './lifecycle.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
@@ -14,7 +14,7 @@ export type X402Offer =
 /** The ways to pay, named in every 402. The x402 challenge joins the list when x402 is configured. */
 export function paymentRequired(action: Action, x402?: X402Offer): GatewayError {
   const apiKey = { method: 'api_key', header: 'Authorization: Bearer tg_sk_…' };
-  const price = `${action.id} costs ${action.priceCents} cents per successful call.`;
+  const price = `${action.id} costs ${centsPhrase(action.priceCents)} per successful call.`;
   const keyHint =
     'an API key as "Authorization: Bearer tg_sk_…" (ask the operator for one: `tollgate accounts create`)';
   if (x402?.enabled) {

@@ -33,6 +33,10 @@ const ALLOWED: Record<string, string[]> = {
   // The ports: interfaces handlers are given and infrastructure implements (vendor client types included).
   ports: ['ports', 'upstreams', 'lib', 'errors'],
   upstreams: ['upstreams', 'lib', 'errors', 'ports'],
+  // Card payments (Stripe): money moves only through run's lifecycle; ledger for its types and reads.
+  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config'],
+  // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
+  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors'],
   ledger: ['ledger', 'lib', 'errors'],
   storage: ['storage', 'lib', 'errors', 'ports'],
   engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],

@@ -30,7 +30,6 @@ beforeAll(async () => {
   t = await startGateway({
     env: {
       ...upstreamEnv(up),
-      TOLLGATE_WELCOME_CREDIT_USD: '2',
       TOLLGATE_OAUTH_SIGNIN_ATTEMPTS_PER_MINUTE: '1000',
     },
     handlers: { 'scraperC/scrape': { run: async () => ({ raw: 'ok' }) } },
@@ -151,11 +150,18 @@ describe('the pages in Chromium', () => {
     await page
       .getByRole('heading', { name: 'Allow Federated Browser Host to use your tollgate account?' })
       .waitFor();
-    expect(await page.getByText('$2.00 available').count()).toBe(1);
+    // A new account starts empty: its welcome credit line comes with a card on file (the dashboard's job).
+    expect(await page.getByText('$0.00 available').count()).toBe(1);
     await shot(page, '5-consent-after-upstream-sign-in');
     await page.getByRole('radio', { name: 'No daily limit: up to the whole balance' }).check();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${hostUrl}/callback?**`);
+    const dana = t.gw.db
+      .prepare("SELECT account_id AS id FROM oauth_identities WHERE subject = 'dana'")
+      .get() as {
+      id: string;
+    };
+    await t.gw.ledger.credit(dana.id, 1_000_000, 'test credit');
     const r = await h.finishAndCall(page.url());
     expect(r.isError).toBeFalsy();
     expect(problems).toEqual([]);

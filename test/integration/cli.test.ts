@@ -67,12 +67,34 @@ describe('tollgate CLI', () => {
       balance_micros: 3_000_000,
     });
     expect(json('balance', acct)).toMatchObject({ account_id: acct, available_micros: 3_000_000 });
-    expect(json('tx', acct, '--limit', '5')).toEqual({ account_id: acct, transactions: [] });
+    // The history is complete: the operator's credits are in it (no call was made).
+    const tx = json('tx', acct, '--limit', '5');
+    expect(
+      tx.transactions.map((x: { kind: string; amount_micros: number }) => [x.kind, x.amount_micros]),
+    ).toEqual([
+      ['credit', 500_000],
+      ['credit', 2_500_000],
+    ]);
+    const accounts = json('accounts', 'list');
+    expect(accounts.accounts.find((a: { account_id: string }) => a.account_id === acct)).toEqual({
+      account_id: acct,
+      name: 'alice',
+      created_at: expect.any(String),
+      balance_usd: '$3.00',
+      available_usd: '$3.00',
+      balance_micros: 3_000_000,
+      held_micros: 0,
+      available_micros: 3_000_000,
+      credit_line_usd: '$0.00',
+      drawn_usd: '$0.00',
+      line_frozen: null,
+    });
+    expect(cli('accounts', 'list').stdout).toMatch(new RegExp(`${acct}\\s+alice\\s+\\$3\\.00`));
     const cat = json('catalog');
     expect(cat.actions.find((a: { id: string }) => a.id === 'scraperC/markdown')).toMatchObject({
       price_cents: 1,
     });
-  }, 120_000);
+  }, 180_000); // a dozen fresh Node processes: generous on a loaded machine
 
   it('bad usage exits non-zero with a message', () => {
     expect(cli('credit', 'acct_nope', '5').code).toBe(2);

@@ -115,6 +115,7 @@ describe('auth', () => {
     expect(r.status).toBe(402);
     expect(r.body).toMatchObject({ ok: false, error: { code: 'payment_required' }, charged_cents: 0 });
     expect(r.body.error.details.accepts[0].method).toBe('api_key');
+    expect(r.body.error.message).toContain('costs 1 cent per successful call');
   });
 
   it('[auth:api-key] a bad, malformed or non-bearer key is 401', async () => {

@@ -36,7 +36,6 @@ beforeAll(async () => {
   t = await startGateway({
     env: {
       ...upstreamEnv(up),
-      TOLLGATE_WELCOME_CREDIT_USD: '2',
       TOLLGATE_OAUTH_SIGNIN_ATTEMPTS_PER_MINUTE: '1000',
     },
     log: createLogger('trace', sink),
@@ -68,10 +67,26 @@ async function federatedTokens(jar = new CookieJar()) {
   return tok.body as { access_token: string };
 }
 
+/**
+ * The account a token acts for, found by calling a paid tool with it. An account made by upstream sign-in starts
+ * empty (its welcome credit line comes with a card on file): the first call of a new account is refused for lack
+ * of credit, naming the account; it is then given 1 USD and the call runs.
+ */
 async function accountOf(token: string): Promise<string> {
   const client = await connectClient('v2-legacy', t.url, token);
   try {
-    const r = await client.callTool('scraperC_scrape', { url: 'http://127.0.0.1:9/' });
+    let r = await client.callTool('scraperC_scrape', { url: 'http://127.0.0.1:9/' });
+    if (r.isError) {
+      expect(r.structuredContent.error.code).toBe('insufficient_credit');
+      const fresh = r.structuredContent.error.details.account_id as string;
+      expect(await t.gw.ledger.balance(fresh)).toEqual({
+        balance_micros: 0,
+        held_micros: 0,
+        available_micros: 0,
+      });
+      await t.gw.ledger.credit(fresh, 1_000_000, 'test credit');
+      r = await client.callTool('scraperC_scrape', { url: 'http://127.0.0.1:9/' });
+    }
     expect(r.isError).toBeFalsy();
     const tx = await t.gw.ledger.getCall(r.structuredContent.transaction_id);
     return tx?.account_id as string;
@@ -81,16 +96,17 @@ async function accountOf(token: string): Promise<string> {
 }
 
 describe('sign in with an upstream OpenID Connect provider', () => {
-  it('[oauth:federated-sign-in] the first sign-in creates an account with the welcome credit; the next finds it', async () => {
+  it('[oauth:federated-sign-in] the first sign-in creates an empty account (its welcome line comes with a card); the next finds it', async () => {
     up.user = 'alice';
     const first = await federatedTokens();
     const accountId = await accountOf(first.access_token);
     expect((await t.gw.ledger.getAccount(accountId))?.name).toBe('alice@example.test');
-    expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(2_000_000 - 10_000);
-    // A second sign-in (another host, a fresh browser) lands on the same account, credited once.
+    expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(1_000_000 - 10_000);
+    expect((await t.gw.ledger.creditLine(accountId)).limit_micros).toBe(0);
+    // A second sign-in (another host, a fresh browser) lands on the same account.
     const again = await federatedTokens();
     expect(await accountOf(again.access_token)).toBe(accountId);
-    expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(2_000_000 - 20_000);
+    expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(1_000_000 - 20_000);
     up.user = 'bob';
     expect(await accountOf((await federatedTokens()).access_token)).not.toBe(accountId);
   });

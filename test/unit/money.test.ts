@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { centsToMicros, formatUsd, microsToCents, parseUsdToMicros } from '../../src/lib/money.js';
+import {
+  centsPhrase,
+  centsToMicros,
+  formatUsd,
+  microsToCents,
+  parseUsdToMicros,
+} from '../../src/lib/money.js';
 
 describe('money', () => {
   it('converts between cents and micro-USD exactly', () => {
@@ -23,5 +29,11 @@ describe('money', () => {
     expect(formatUsd(990_000)).toBe('$0.99');
     expect(formatUsd(1_234_567)).toBe('$1.234567');
     expect(formatUsd(-10_000)).toBe('-$0.01');
+  });
+
+  it('says "1 cent", not "1 cents"', () => {
+    expect(centsPhrase(1)).toBe('1 cent');
+    expect(centsPhrase(5)).toBe('5 cents');
+    expect(centsPhrase(0)).toBe('0 cents');
   });
 });

@@ -1,0 +1,252 @@
+import { LIMIT_CHOICES } from '../../auth/oauth/limits.js';
+import type { CardRow } from '../billing/index.js';
+import type { AccountRow, ApiKeyRow, Balance, CreditLine, MovementRow } from '../ledger/types.js';
+import type { TransactionView } from '../run/account-view.js';
+import { type Chart, legend } from './chart.js';
+import { alert, escapeHtml, isoMinute, notice, postForm, usd } from './html.js';
+
+// The dashboard's sections, rendered from what the ledger, billing and the OAuth store say (dashboard.ts
+// gathers it). Amounts carry their exact micro-USD in data-micros, so the browser test can hold the page to the
+// ledger's numbers.
+
+export interface Filters {
+  from: string;
+  to: string;
+  kind: 'all' | 'calls' | 'payments';
+  status: '' | 'succeeded' | 'failed' | 'refunded' | 'pending';
+}
+
+export interface AppView {
+  client_id: string;
+  client_name: string | null;
+  granted_at: string | null;
+  daily_limit_micros: number | null;
+}
+
+export interface DashboardView {
+  csrf: string;
+  account: AccountRow;
+  balance: Balance;
+  line: CreditLine;
+  chart: Chart;
+  chartDays: string[];
+  history: TransactionView[];
+  filters: Filters;
+  keys: ApiKeyRow[];
+  signedInKey: string | null;
+  apps: AppView[];
+  payments:
+    | { enabled: false }
+    | {
+        enabled: true;
+        card: CardRow | undefined;
+        movements: MovementRow[];
+        topUpMin: number;
+        topUpMax: number;
+        welcomeLine: number;
+      };
+  flash?: string | undefined;
+  error?: string | undefined;
+  newKey?: { key: string; name: string | null } | undefined;
+}
+
+const money = (micros: number, cls = 'num') =>
+  `<td class="${cls}" data-micros="${micros}">${usd(micros)}</td>`;
+
+function moneySection(v: DashboardView): string {
+  const { balance, line } = v;
+  const frozen = line.frozen
+    ? `<div class="alert" role="alert"><strong>Your credit line is frozen:</strong> ${escapeHtml(line.frozen.reason)}. ` +
+      'Calls beyond your prepaid balance are refused until a charge succeeds: add a new card or top up below.</div>'
+    : '';
+  const settling = line.settling
+    ? `<p class="hint">A charge of ${usd(line.settling.micros)} to your card is in progress.</p>`
+    : '';
+  const lineText =
+    line.limit_micros > 0
+      ? usd(line.limit_micros)
+      : v.payments.enabled && v.payments.welcomeLine > 0
+        ? `none yet`
+        : 'none';
+  const lineHint =
+    line.limit_micros === 0 && v.payments.enabled && v.payments.welcomeLine > 0
+      ? `<p class="hint">Add a card to get a ${usd(v.payments.welcomeLine)} credit line: usage beyond your prepaid balance is charged to the card, only what you used.</p>`
+      : '';
+  return `<section aria-labelledby="money-h" id="money">
+<h2 id="money-h">Balance</h2>
+${frozen}
+<dl class="figures">
+<div><dt>Prepaid balance</dt><dd id="prepaid" data-micros="${Math.max(0, balance.balance_micros)}">${usd(Math.max(0, balance.balance_micros))}</dd></div>
+<div><dt>Credit line</dt><dd id="credit-line" data-micros="${line.limit_micros}">${lineText}</dd></div>
+<div><dt>Drawn on the line</dt><dd id="drawn" data-micros="${line.drawn_micros}">${usd(line.drawn_micros)}</dd></div>
+<div><dt>Available now</dt><dd id="available" data-micros="${Math.max(0, balance.available_micros)}">${usd(Math.max(0, balance.available_micros))}</dd></div>
+</dl>
+${lineHint}${settling}
+</section>`;
+}
+
+function usageSection(v: DashboardView): string {
+  const rows = v.chartDays
+    .flatMap((day) =>
+      [...(v.chart.grid.get(day)?.entries() ?? [])].map(
+        ([service, micros]) => `<tr><td>${day}</td><td>${escapeHtml(service)}</td>${money(micros)}</tr>`,
+      ),
+    )
+    .join('');
+  return `<section aria-labelledby="usage-h" id="usage">
+<h2 id="usage-h">Usage, last ${v.chartDays.length} days</h2>
+<p>Spent: <strong id="usage-total" data-micros="${v.chart.totalMicros}">${usd(v.chart.totalMicros)}</strong> (UTC days, calls that succeeded, net of refunds).</p>
+<div class="chart">${v.chart.svg}</div>
+${legend(v.chart)}
+<details><summary>The same as a table</summary>
+<div class="scroll"><table id="usage-table"><caption>Spend by day and service</caption>
+<thead><tr><th scope="col">Day</th><th scope="col">Service</th><th scope="col" class="num">Spent</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="3">No paid calls in this period.</td></tr>'}</tbody></table></div>
+</details>
+</section>`;
+}
+
+function historySection(v: DashboardView): string {
+  const f = v.filters;
+  const opt = (value: string, label: string, current: string) =>
+    `<option value="${value}"${value === current ? ' selected' : ''}>${label}</option>`;
+  const qs = new URLSearchParams(Object.entries(f).filter(([, x]) => x !== '' && x !== 'all')).toString();
+  const rows = v.history
+    .map((t) => {
+      const what = t.kind === 'call' ? escapeHtml(t.action) : escapeHtml(String(t.meta?.memo ?? t.kind));
+      return `<tr data-id="${escapeHtml(t.id)}"><td>${isoMinute(t.created_at)}</td><td>${escapeHtml(t.kind)}</td><td>${what}</td><td>${escapeHtml(t.status)}${t.error_code ? ` <span class="hint">(${escapeHtml(t.error_code)})</span>` : ''}</td>${money(t.amount_micros)}<td><code>${escapeHtml(t.id)}</code></td></tr>`;
+    })
+    .join('');
+  return `<section aria-labelledby="tx-h" id="transactions">
+<h2 id="tx-h">Transactions</h2>
+<form method="get" action="/account#transactions" class="row" aria-label="Filter transactions">
+<div><label for="f-from">From</label><input type="date" id="f-from" name="from" value="${escapeHtml(f.from)}"></div>
+<div><label for="f-to">To</label><input type="date" id="f-to" name="to" value="${escapeHtml(f.to)}"></div>
+<div><label for="f-kind">Kind</label><select id="f-kind" name="kind">${opt('all', 'Everything', f.kind)}${opt('calls', 'Calls', f.kind)}${opt('payments', 'Payments and credits', f.kind)}</select></div>
+<div><label for="f-status">Status</label><select id="f-status" name="status">${opt('', 'Any', f.status)}${opt('succeeded', 'Succeeded', f.status)}${opt('failed', 'Failed', f.status)}${opt('refunded', 'Refunded', f.status)}${opt('pending', 'Pending', f.status)}</select></div>
+<div><button type="submit" class="secondary">Filter</button></div>
+<div><a class="button secondary" href="/account/transactions.csv${qs ? `?${qs}` : ''}" download>Download CSV</a></div>
+</form>
+<div class="scroll"><table id="tx-table"><caption>Newest first, up to 100; the CSV has up to 10,000</caption>
+<thead><tr><th scope="col">When (UTC)</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Id</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="6">No transactions match.</td></tr>'}</tbody></table></div>
+</section>`;
+}
+
+function keysSection(v: DashboardView): string {
+  const shown = v.newKey
+    ? `<div class="notice" role="status"><p><strong>Your new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}.</strong> It is shown only this once: store it now.</p>
+<code class="secret" id="new-api-key">${escapeHtml(v.newKey.key)}</code></div>`
+    : '';
+  const rows = v.keys
+    .map((k) => {
+      const active = k.revoked_at === null;
+      const mine =
+        k.id === v.signedInKey ? ' <span class="hint">(this session signed in with it)</span>' : '';
+      const action = active
+        ? postForm(
+            '/account/keys/revoke',
+            v.csrf,
+            `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${escapeHtml(k.prefix)}">Revoke</button>`,
+          )
+        : '';
+      return `<tr><td><code>${escapeHtml(k.prefix)}</code>${mine}</td><td>${escapeHtml(k.name ?? '')}</td><td>${isoMinute(k.created_at)}</td><td>${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td>${action}</td></tr>`;
+    })
+    .join('');
+  return `<section aria-labelledby="keys-h" id="keys">
+<h2 id="keys-h">API keys</h2>
+${shown}
+<div class="scroll"><table id="keys-table"><caption>A key covers every action, the model router and MCP</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="5">No keys yet.</td></tr>'}</tbody></table></div>
+${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div><div><button type="submit">Create a key</button></div>`, ' class="row"')}
+</section>`;
+}
+
+function appsSection(v: DashboardView): string {
+  const rows = v.apps
+    .map((a, i) => {
+      const name = escapeHtml(a.client_name ?? a.client_id);
+      const current = a.daily_limit_micros === null ? 'none' : usd(a.daily_limit_micros);
+      const options = LIMIT_CHOICES.map(
+        (c) => `<option value="${c.value}">${escapeHtml(c.label)}</option>`,
+      ).join('');
+      const change = postForm(
+        '/account/apps/limit',
+        v.csrf,
+        `<input type="hidden" name="client_id" value="${escapeHtml(a.client_id)}">
+<div><label for="limit-${i}">Daily limit</label><select id="limit-${i}" name="daily_limit"><option value="custom">Another amount…</option>${options}</select></div>
+<div><label for="custom-${i}">Amount (USD)</label><input type="text" id="custom-${i}" name="custom_limit_usd" inputmode="decimal" size="6"></div>
+<div><button type="submit" class="secondary" aria-label="Change the daily limit of ${name}">Change</button></div>`,
+        ' class="row"',
+      );
+      const revoke = postForm(
+        '/account/apps/revoke',
+        v.csrf,
+        `<input type="hidden" name="client_id" value="${escapeHtml(a.client_id)}"><button type="submit" class="danger" aria-label="Disconnect ${name}">Disconnect</button>`,
+      );
+      return `<tr><td>${name}<br><code class="hint">${escapeHtml(a.client_id)}</code></td><td>${a.granted_at ? isoMinute(a.granted_at) : ''}</td><td data-micros="${a.daily_limit_micros ?? ''}">${current}</td><td>${change}</td><td>${revoke}</td></tr>`;
+    })
+    .join('');
+  return `<section aria-labelledby="apps-h" id="apps">
+<h2 id="apps-h">Connected apps</h2>
+<div class="scroll"><table id="apps-table"><caption>MCP hosts you connected over OAuth, with what each may spend per UTC day</caption>
+<thead><tr><th scope="col">App</th><th scope="col">Connected (UTC)</th><th scope="col">Daily limit</th><th scope="col">Change</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="5">No apps connected.</td></tr>'}</tbody></table></div>
+</section>`;
+}
+
+function paymentsSection(v: DashboardView): string {
+  const p = v.payments;
+  if (!p.enabled) {
+    return `<section aria-labelledby="pay-h" id="payments"><h2 id="pay-h">Card and top-ups</h2>
+<p>Card payments are not enabled on this gateway: its operator adds credit for you. (Operator: set TOLLGATE_STRIPE_SECRET_KEY and TOLLGATE_STRIPE_WEBHOOK_SECRET.)</p></section>`;
+  }
+  const card = p.card
+    ? `<p id="card-on-file">Card on file: <strong>${escapeHtml(p.card.brand)} ending ${escapeHtml(p.card.last4)}</strong>, expires ${String(p.card.exp_month).padStart(2, '0')}/${p.card.exp_year}.</p>`
+    : `<p id="card-on-file">No card on file.</p>`;
+  const cardButton = postForm(
+    '/account/card',
+    v.csrf,
+    `<button type="submit">${p.card ? 'Replace the card' : 'Add a card'}</button>`,
+  );
+  const payNow =
+    p.card && v.line.drawn_micros >= 500_000 && !v.line.settling
+      ? postForm(
+          '/account/settle',
+          v.csrf,
+          `<button type="submit" class="secondary">Pay the ${usd(v.line.drawn_micros)} drawn now</button>`,
+        )
+      : '';
+  const rows = p.movements
+    .map((m) => {
+      const moved = m.kind !== 'settlement' || m.status === 'succeeded' ? m.amount_micros : 0;
+      const reason =
+        typeof m.meta?.reason === 'string' ? ` <span class="hint">${escapeHtml(m.meta.reason)}</span>` : '';
+      return `<tr><td>${isoMinute(m.created_at)}</td><td>${escapeHtml(m.kind)}</td><td>${escapeHtml(m.memo ?? '')}${reason}</td><td>${escapeHtml(m.status)}</td>${money(moved)}</tr>`;
+    })
+    .join('');
+  return `<section aria-labelledby="pay-h" id="payments">
+<h2 id="pay-h">Card and top-ups</h2>
+${card}
+<div class="row">${cardButton}${payNow}</div>
+<h3>Top up</h3>
+${postForm('/account/topup', v.csrf, `<div><label for="topup-amount">Amount (USD, ${usd(p.topUpMin)}–${usd(p.topUpMax)})</label><input type="text" id="topup-amount" name="amount_usd" inputmode="decimal" required size="8"></div><div><button type="submit">Top up by card</button></div>`, ' class="row"')}
+<h3>Payment history</h3>
+<div class="scroll"><table id="payments-table"><caption>Top-ups, settlements of the credit line, refunds and disputes</caption>
+<thead><tr><th scope="col">When (UTC)</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Status</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody>${rows || '<tr><td colspan="5">No payments yet.</td></tr>'}</tbody></table></div>
+</section>`;
+}
+
+export function dashboardBody(v: DashboardView): string {
+  return `<h1>Your account${v.account.name ? `: ${escapeHtml(v.account.name)}` : ''}</h1>
+<nav class="inline" aria-label="Sections"><a href="#money">Balance</a><a href="#usage">Usage</a><a href="#transactions">Transactions</a><a href="#keys">API keys</a><a href="#apps">Connected apps</a><a href="#payments">Card and top-ups</a></nav>
+${alert(v.error)}${notice(v.flash)}
+${moneySection(v)}
+${usageSection(v)}
+${historySection(v)}
+${keysSection(v)}
+${appsSection(v)}
+${paymentsSection(v)}`;
+}

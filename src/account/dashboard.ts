@@ -1,0 +1,186 @@
+import type { Billing } from '../billing/index.js';
+import type { LedgerRecords, TimeRange } from '../ledger/types.js';
+import { accountHistory, movementView, type TransactionView, transactionView } from '../run/account-view.js';
+import { lastDays, usageChart } from './chart.js';
+import type { AppView, DashboardView, Filters } from './dashboard-view.js';
+
+// What the dashboard shows, read from the ledger (balance, line, usage, history), billing (card, payments) and
+// the OAuth grants (connected apps); and the transaction filters shared by the table and its CSV export.
+
+export interface Apps {
+  list(accountId: string): AppView[];
+  setLimit(accountId: string, clientId: string, micros: number | undefined): void;
+  revoke(accountId: string, clientId: string): number;
+}
+
+export interface DashboardDeps {
+  ledger: LedgerRecords;
+  billing: Billing | undefined;
+  apps: Apps;
+  now: () => number;
+}
+
+const DAY = 86_400_000;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const CHART_DAYS = 30;
+export const TABLE_ROWS = 100;
+export const CSV_ROWS = 10_000;
+const PAYMENT_KINDS = new Set(['topup', 'settlement', 'refund', 'dispute', 'dispute_reversal', 'line']);
+
+/** The filters of a query string; anything unreadable is dropped (and said). */
+export function parseFilters(q: Record<string, unknown>): { filters: Filters; error?: string } {
+  const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+  const filters: Filters = { from: '', to: '', kind: 'all', status: '' };
+  const problems: string[] = [];
+  for (const f of ['from', 'to'] as const) {
+    const v = str(q[f]);
+    if (v && (!DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))))
+      problems.push(`“${f}” is not a date`);
+    else filters[f] = v;
+  }
+  const kind = str(q.kind);
+  if (kind === 'calls' || kind === 'payments') filters.kind = kind;
+  const status = str(q.status);
+  if (status === 'succeeded' || status === 'failed' || status === 'refunded' || status === 'pending') {
+    filters.status = status;
+  }
+  return problems.length > 0 ? { filters, error: `Filter ignored: ${problems.join(', ')}.` } : { filters };
+}
+
+function rangeOf(f: Filters): TimeRange {
+  return {
+    fromMs: f.from ? Date.parse(`${f.from}T00:00:00Z`) : undefined,
+    toMs: f.to ? Date.parse(`${f.to}T00:00:00Z`) + DAY : undefined,
+  };
+}
+
+/** The history matching the filters, newest first (calls, money without a call, or both). */
+export async function filteredHistory(
+  ledger: LedgerRecords,
+  accountId: string,
+  f: Filters,
+  limit: number,
+): Promise<TransactionView[]> {
+  const range = rangeOf(f);
+  // A status filter drops rows after the read: read more so the page still fills.
+  const read = f.status ? Math.min(limit * 5, CSV_ROWS) : limit;
+  let rows: TransactionView[];
+  if (f.kind === 'calls') rows = (await ledger.transactions(accountId, read, range)).map(transactionView);
+  else if (f.kind === 'payments') rows = (await ledger.movements(accountId, read, range)).map(movementView);
+  else rows = await accountHistory(ledger, accountId, read, range);
+  return (f.status ? rows.filter((r) => r.status === f.status) : rows).slice(0, limit);
+}
+
+export async function dashboardData(
+  d: DashboardDeps,
+  accountId: string,
+  extra: {
+    csrf: string;
+    signedInKey: string | null;
+    query: Record<string, unknown>;
+    flash?: string | undefined;
+    error?: string | undefined;
+    newKey?: DashboardView['newKey'];
+  },
+): Promise<DashboardView | undefined> {
+  const account = await d.ledger.getAccount(accountId);
+  if (!account) return undefined;
+  const days = lastDays(d.now(), CHART_DAYS);
+  const { filters, error: filterError } = parseFilters(extra.query);
+  const [balance, line, usage, history, keys, moves] = await Promise.all([
+    d.ledger.balance(accountId),
+    d.ledger.creditLine(accountId),
+    d.ledger.usageByDay(accountId, { fromMs: Date.parse(`${days[0]}T00:00:00Z`) }),
+    filteredHistory(d.ledger, accountId, filters, TABLE_ROWS),
+    d.ledger.listApiKeys(accountId),
+    d.ledger.movements(accountId, 50),
+  ]);
+  const b = d.billing;
+  return {
+    csrf: extra.csrf,
+    account,
+    balance,
+    line,
+    chart: usageChart(days, usage, `Spend per UTC day by service, ${days[0]} to ${days.at(-1)}`),
+    chartDays: days,
+    history,
+    filters,
+    keys: keys.slice().reverse(),
+    signedInKey: extra.signedInKey,
+    // One row per app (a client connected twice has two grants, one limit).
+    apps: [...new Map(d.apps.list(accountId).map((a) => [a.client_id, a])).values()],
+    payments: b
+      ? {
+          enabled: true,
+          card: b.card(accountId),
+          movements: moves.filter((m) => PAYMENT_KINDS.has(m.kind)),
+          topUpMin: b.limits.topUpMinMicros,
+          topUpMax: b.limits.topUpMaxMicros,
+          welcomeLine: b.limits.welcomeLineMicros,
+        }
+      : { enabled: false },
+    flash: extra.flash,
+    error: extra.error ?? filterError,
+    newKey: extra.newKey,
+  };
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'created_at',
+  'kind',
+  'action',
+  'status',
+  'amount_usd',
+  'amount_micros',
+  'price_cents',
+  'charged_micros',
+  'payment_method',
+  'provider',
+  'error_code',
+  'idempotency_key',
+  'memo',
+] as const;
+
+/** Micro-USD as a plain decimal (-0.35, 12.000001), from integers only. */
+export function decimalUsd(micros: number): string {
+  const abs = Math.abs(micros);
+  const frac = String(abs % 1_000_000)
+    .padStart(6, '0')
+    .replace(/0+$/, '')
+    .padEnd(2, '0');
+  return `${micros < 0 ? '-' : ''}${Math.floor(abs / 1_000_000)}.${frac}`;
+}
+
+/** One CSV field: quoted when needed, and text that a spreadsheet would run as a formula is defused. */
+function field(v: unknown, numeric: boolean): string {
+  if (v === null || v === undefined) return '';
+  let s = String(v);
+  if (!numeric && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+export function toCsv(rows: readonly TransactionView[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const t of rows) {
+    const amount = decimalUsd(t.amount_micros);
+    const values: Record<(typeof CSV_COLUMNS)[number], [unknown, boolean]> = {
+      id: [t.id, false],
+      created_at: [t.created_at, false],
+      kind: [t.kind, false],
+      action: [t.action, false],
+      status: [t.status, false],
+      amount_usd: [amount, true],
+      amount_micros: [t.amount_micros, true],
+      price_cents: [t.price_cents, true],
+      charged_micros: [t.charged_micros, true],
+      payment_method: [t.payment_method, false],
+      provider: [t.provider, false],
+      error_code: [t.error_code, false],
+      idempotency_key: [t.idempotency_key, false],
+      memo: [t.meta?.memo ?? null, false],
+    };
+    lines.push(CSV_COLUMNS.map((c) => field(values[c][0], values[c][1])).join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}

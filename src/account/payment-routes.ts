@@ -1,0 +1,102 @@
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type { Billing } from '../billing/index.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import { parseUsdToMicros } from '../lib/money.js';
+import { CSV_ROWS, filteredHistory, parseFilters, toCsv } from './dashboard.js';
+import type { Frame } from './html.js';
+import { checkoutReturnPage, messagePage } from './pages.js';
+import type { AccountPagesDeps } from './routes.js';
+import type { Session } from './sessions.js';
+
+// The dashboard's money routes: add or replace the card and top up (both through the processor's hosted
+// Checkout page), pay what is drawn now, the page a browser returns to from Checkout, and the CSV export.
+
+export interface PaymentRouteContext {
+  d: AccountPagesDeps;
+  form: RequestHandler;
+  signedIn: (req: Request, res: Response, next: NextFunction) => Promise<void>;
+  session: (res: Response) => Session;
+  dashboard: (req: Request, res: Response, status?: number, extra?: { error?: string }) => Promise<void>;
+  send: (res: Response, status: number, f: Frame) => void;
+  go: (res: Response, path: string) => void;
+}
+
+const USD_FIELD = /^\$?(\d{1,6}(?:\.\d{1,2})?)$/;
+
+export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
+  const { d, form, signedIn, session, dashboard, send, go } = c;
+
+  /** Card actions: off without card payments; a processor that cannot be reached is said plainly. */
+  const paying =
+    (f: (b: Billing, req: Request, res: Response) => Promise<void>) =>
+    async (req: Request, res: Response) => {
+      if (!d.billing)
+        return dashboard(req, res, 404, { error: 'Card payments are not enabled on this gateway.' });
+      try {
+        await f(d.billing, req, res);
+      } catch (e) {
+        const err = toGatewayError(e);
+        await dashboard(req, res, err.status, { error: err.message });
+      }
+    };
+
+  r.post(
+    '/account/card',
+    form,
+    signedIn,
+    paying(async (b, _req, res) => {
+      res.redirect(303, await b.startCardSetup(session(res).accountId));
+    }),
+  );
+
+  r.post(
+    '/account/topup',
+    form,
+    signedIn,
+    paying(async (b, req, res) => {
+      const m = USD_FIELD.exec(String(req.body.amount_usd ?? '').trim());
+      if (!m) throw new GatewayError('invalid_input', 'Enter the top-up in USD, such as 20 or 12.50.');
+      res.redirect(303, await b.startTopUp(session(res).accountId, parseUsdToMicros(m[1] as string)));
+    }),
+  );
+
+  r.post(
+    '/account/settle',
+    form,
+    signedIn,
+    paying(async (b, _req, res) => {
+      const outcome = await b.settleNow(session(res).accountId);
+      go(res, `/account?done=settle_${outcome}#money`);
+    }),
+  );
+
+  r.get('/account/checkout/return', signedIn, async (req, res) => {
+    const row = d.billing?.session(String(req.query.session_id ?? ''));
+    if (!row || row.account_id !== session(res).accountId) {
+      return send(
+        res,
+        404,
+        messagePage('Unknown payment', 'This payment was not started from this account.'),
+      );
+    }
+    send(
+      res,
+      200,
+      checkoutReturnPage({ purpose: row.purpose, status: row.status, amount: row.amount_micros }),
+    );
+  });
+
+  r.get('/account/transactions.csv', signedIn, async (req, res) => {
+    const { filters } = parseFilters(req.query as Record<string, unknown>);
+    const rows = await filteredHistory(d.ledger, session(res).accountId, filters, CSV_ROWS);
+    res
+      .status(200)
+      .set({
+        'Content-Type': 'text/csv; charset=utf-8',
+        'Content-Disposition': `attachment; filename="tollgate-${session(res).accountId}-transactions.csv"`,
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(toCsv(rows));
+  });
+}

@@ -1,0 +1,199 @@
+import type { Logger } from 'pino';
+import type Stripe from 'stripe';
+import type { BillingConfig } from '../config/index.js';
+import type { LedgerRecords } from '../ledger/types.js';
+import type { Clock } from '../lib/clock.js';
+import { MICROS_PER_CENT } from '../lib/money.js';
+import type { Lifecycle } from '../run/lifecycle.js';
+import type { Settlements } from './settle.js';
+import type { BillingStore } from './store.js';
+import type { StripeClient } from './stripe-client.js';
+
+// What each verified webhook event does. Every handler is idempotent on its own (the ledger moves money once per
+// outside reference, a line is granted once, a settlement resolves once), so a duplicate, a replay or an event
+// that arrives out of order changes nothing; the event-id table in front of it only saves the work. Objects whose
+// state matters (a payment intent) are read back from Stripe rather than taken from the event's snapshot.
+
+export interface EventDeps {
+  stripe: StripeClient;
+  store: BillingStore;
+  ledger: LedgerRecords;
+  money: Lifecycle;
+  settlements: Settlements;
+  clock: Clock;
+  log: Logger;
+  config: BillingConfig;
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | undefined =>
+  typeof v === 'string' ? v : (v?.id ?? undefined);
+
+export function eventHandler(d: EventDeps) {
+  async function onSession(s: Stripe.Checkout.Session): Promise<void> {
+    const row = d.store.session(s.id);
+    if (!row) {
+      d.log.warn({ session: s.id }, 'webhook for a Checkout session tollgate did not start; ignored');
+      return;
+    }
+    if (s.status !== 'complete') return;
+    if (row.purpose === 'card') return onCardSaved(row.account_id, s);
+    if (s.payment_status !== 'paid') return; // an asynchronous method: checkout.session.async_payment_succeeded
+    if (s.currency !== 'usd' || s.amount_total === null) {
+      d.log.error({ session: s.id, currency: s.currency }, 'top-up in an unexpected currency; not credited');
+      return;
+    }
+    const pi = idOf(s.payment_intent);
+    // Credited once per session, whatever arrives how often (the ledger's outside reference is the session).
+    await d.money.cardMoney({
+      accountId: row.account_id,
+      kind: 'topup',
+      micros: s.amount_total * MICROS_PER_CENT,
+      externalRef: s.id,
+      memo: 'top-up by card',
+      meta: { checkout_session: s.id, ...(pi ? { payment_intent: pi } : {}) },
+    });
+    if (pi) d.store.addPayment(pi, row.account_id, 'topup', d.clock.now());
+    d.store.finishSession(s.id, 'complete', d.clock.now());
+  }
+
+  async function onCardSaved(accountId: string, s: Stripe.Checkout.Session): Promise<void> {
+    const setupIntent = idOf(s.setup_intent);
+    if (!setupIntent) return;
+    const seti = await d.stripe.setupIntents.retrieve(setupIntent, { expand: ['payment_method'] });
+    const pm = seti.payment_method as Stripe.PaymentMethod | string | null;
+    if (seti.status !== 'succeeded' || !pm || typeof pm === 'string' || !pm.card?.fingerprint) {
+      d.log.warn({ session: s.id, status: seti.status }, 'saved payment method is not a usable card');
+      d.store.finishSession(s.id, 'failed', d.clock.now());
+      return;
+    }
+    const card = pm.card;
+    const previous = d.store.card(accountId);
+    d.store.putCard({
+      account_id: accountId,
+      payment_method: pm.id,
+      fingerprint: card.fingerprint as string,
+      brand: card.brand,
+      last4: card.last4,
+      exp_month: card.exp_month,
+      exp_year: card.exp_year,
+      updated_at: d.clock.now(),
+    });
+    const customer = idOf(s.customer);
+    if (customer) {
+      // For the operator's view in Stripe; settlements name the payment method themselves.
+      await d.stripe.customers
+        .update(customer, { invoice_settings: { default_payment_method: pm.id } })
+        .catch((err: unknown) => d.log.warn({ err, customer }, 'could not set the default payment method'));
+    }
+    if (d.config.welcomeLineMicros > 0) {
+      const grant = await d.money.grantLine(
+        accountId,
+        d.config.welcomeLineMicros,
+        card.fingerprint as string,
+      );
+      if (grant.kind === 'card_has_line') {
+        d.log.info({ account: accountId }, 'card already gave another account its line; no second line');
+      }
+    }
+    d.store.finishSession(s.id, 'complete', d.clock.now());
+    // A new card is how a frozen line is fixed: settle what is drawn with it, or unfreeze if nothing is.
+    const line = await d.ledger.creditLine(accountId);
+    if (line.frozen && previous?.payment_method !== pm.id) {
+      const outcome = await d.settlements.settle(accountId, 'new_card');
+      if (outcome === 'nothing_due' && line.settling === null) await d.money.unfreezeLine(accountId);
+    }
+  }
+
+  async function onPaymentIntent(snapshot: Stripe.PaymentIntent): Promise<void> {
+    const movementId = snapshot.metadata?.tollgate_settlement;
+    const accountId = snapshot.metadata?.tollgate_account;
+    if (!movementId || !accountId) return; // a top-up's payment: its Checkout session carries it
+    const m = await d.ledger.getMovement(movementId);
+    if (m?.kind !== 'settlement' || m.account_id !== accountId) {
+      d.log.warn({ txn: movementId, pi: snapshot.id }, 'payment intent names no settlement of ours; ignored');
+      return;
+    }
+    const fresh = await d.stripe.paymentIntents.retrieve(snapshot.id);
+    await d.settlements.resolve(movementId, accountId, fresh);
+  }
+
+  /** The account a payment reached: from our own record, else the payment intent's metadata we set. */
+  async function accountOfPayment(pi: string | undefined): Promise<string | undefined> {
+    if (!pi) return undefined;
+    const known = d.store.paymentAccount(pi);
+    if (known) return known;
+    const fresh = await d.stripe.paymentIntents.retrieve(pi);
+    const account = fresh.metadata?.tollgate_account;
+    return account && (await d.ledger.getAccount(account)) ? account : undefined;
+  }
+
+  async function onRefund(r: Stripe.Refund): Promise<void> {
+    if (r.status === 'failed' || r.status === 'canceled') return;
+    const accountId = await accountOfPayment(idOf(r.payment_intent));
+    if (!accountId)
+      return void d.log.warn({ refund: r.id }, 'refund of a payment tollgate does not know; ignored');
+    await d.money.cardMoney({
+      accountId,
+      kind: 'refund',
+      micros: r.amount * MICROS_PER_CENT,
+      externalRef: r.id,
+      memo: 'card payment refunded',
+      meta: { refund: r.id, payment_intent: idOf(r.payment_intent) },
+    });
+  }
+
+  /**
+   * A dispute's state, read back from Stripe (its events can arrive in any order): open or lost, the disputed
+   * amount is taken once and the line frozen; won, what was taken is given back once.
+   */
+  async function onDispute(snapshot: Stripe.Dispute): Promise<void> {
+    const dp = await d.stripe.disputes.retrieve(snapshot.id);
+    const accountId = await accountOfPayment(idOf(dp.payment_intent));
+    if (!accountId)
+      return void d.log.warn({ dispute: dp.id }, 'dispute of a payment tollgate does not know; ignored');
+    if (dp.status !== 'won') {
+      await d.money.cardMoney({
+        accountId,
+        kind: 'dispute',
+        micros: dp.amount * MICROS_PER_CENT,
+        externalRef: dp.id,
+        memo: 'card payment disputed',
+        meta: { dispute: dp.id, payment_intent: idOf(dp.payment_intent), reason: dp.reason },
+      });
+      await d.money.freezeLine(accountId, 'a card payment was disputed');
+      return;
+    }
+    const taken = await d.ledger.movementByRef('dispute', dp.id);
+    if (!taken || taken.amount_micros >= 0) return;
+    await d.money.cardMoney({
+      accountId,
+      kind: 'dispute_reversal',
+      micros: -taken.amount_micros,
+      externalRef: dp.id,
+      memo: 'card dispute won',
+      meta: { dispute: dp.id },
+    });
+  }
+
+  return async function handle(event: Stripe.Event): Promise<void> {
+    switch (event.type) {
+      case 'checkout.session.completed':
+      case 'checkout.session.async_payment_succeeded':
+        return onSession(event.data.object);
+      case 'checkout.session.async_payment_failed':
+      case 'checkout.session.expired':
+        return d.store.finishSession(event.data.object.id, 'failed', d.clock.now());
+      case 'payment_intent.succeeded':
+      case 'payment_intent.payment_failed':
+      case 'payment_intent.canceled':
+        return onPaymentIntent(event.data.object);
+      case 'refund.created':
+        return onRefund(event.data.object);
+      case 'charge.dispute.created':
+      case 'charge.dispute.closed':
+        return onDispute(event.data.object);
+      default:
+        return; // not one tollgate acts on (charge.succeeded, setup_intent.succeeded, …)
+    }
+  };
+}
