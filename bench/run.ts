@@ -13,6 +13,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   llm: () => import('./llm.js'),
   ledger: () => import('./ledger.js'),
   mcp: () => import('./mcp.js'),
+  receipts: () => import('./receipts.js'),
   x402: () => import('./x402.js'),
   web: () => import('./web.js'),
   agents: () => import('./agents.js'),

@@ -16,6 +16,7 @@ import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
+import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { createHttpServer } from './http/server.js';
 import { openLedger } from './ledger/index.js';
@@ -37,6 +38,8 @@ import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
 import { RateLimiter } from './run/rate-limit.js';
+import { SqliteReceiptKeyStore } from './run/receipt-keys.js';
+import { loadReceiptSigner } from './run/receipts.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
 import { SqliteFileMetaStore } from './storage/file-meta-sqlite.js';
@@ -218,6 +221,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   log.info({ scrapers: webStack.routes }, 'web engine routes');
 
   const inflight = new Inflight();
+  // Receipts of paid responses: the operator's key, or one generated once into the database (every replica).
+  const receipts = await loadReceiptSigner(
+    config.env.TOLLGATE_RECEIPT_SIGNING_KEY,
+    new SqliteReceiptKeyStore(db, clock),
+    () => services.publicUrl,
+  );
   const run: RunDeps = {
     money,
     ledger,
@@ -227,6 +236,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log,
     inflight,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
+    receipts,
     telemetry,
   };
   const auth = createAuthenticator(ledger);
@@ -317,6 +327,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         rateLimiter: run.rateLimiter,
         telemetry,
         router: llm.router,
+        receipts,
+        x402: x402 && { x402, ledger, publicUrl: () => services.publicUrl },
         limits: {
           dailyCapMicros: llm.dailyCapMicros,
           timeoutMs: llmCfg.timeoutMs,
@@ -357,6 +369,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     mcp.mount,
     // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
     ...(gatewayLinks ? [(app: Express) => app.use(fileRoutes(gatewayLinks))] : []),
+    (app) => app.use(receiptRoutes(receipts)),
     (app) => app.use(llmDoor),
     ...(billing ? [(app: Express) => void app.use(billing.routes)] : []),
     (app) => app.use(account.router),

@@ -368,6 +368,21 @@ export const REQUIREMENTS = {
     'x402 money flows through a per-payer account in double entry; failures reverse the provisional funding.',
   'x402:config':
     'x402 configuration: defaults per network, one fully specified facilitator, secrets never echoed.',
+  'x402:declared':
+    'Every paid operation declares x402 (exact, fixed price: amount, asset, network) beside the API key in its descriptor, the catalog, /openapi.json and the MCP tool list (§5).',
+  'x402:bazaar':
+    'The challenge carries the bazaar discovery extension (input and output schemas; the tool name over MCP), valid per the official validator, within a header budget.',
+  'x402:payment-identifier':
+    'A retried payment with the same payment-identifier id gets the first call again (no second charge); another body is refused.',
+  'x402:upto-metered':
+    'The model router accepts accountless calls paid with x402 upto: the worst case is authorized, the actual cost settled after the call (streams included), never more, nothing on failure.',
+  // receipts (docs/decisions.md "Receipts")
+  'receipt:signed':
+    'Every paid response carries a receipt (header / MCP _meta) signed by the gateway: transaction, action, amount, time, method, and for x402 the settlement hash.',
+  'receipt:verifiable':
+    'A receipt verifies with only the public key published at /.well-known/tollgate-receipts.json; a tampered one does not.',
+  'receipt:key':
+    'The receipt key comes from TOLLGATE_RECEIPT_SIGNING_KEY or is generated once and kept in the database, the same for every replica.',
   // web engine, scrapers and the SSRF guard (spec §4.7, §3; docs/decisions.md "Web engine")
   'ssrf:refuse-private':
     'A caller URL naming loopback, private, link-local, CGNAT, multicast, reserved, ULA or IPv4-mapped addresses (in any spelling), or a non-http(s) scheme, is refused with a 4xx and nothing charged.',

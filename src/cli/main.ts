@@ -11,6 +11,7 @@ import { formatUsd } from '../lib/money.js';
 import { createLogger } from '../log.js';
 import { accountHistory } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
+import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
 
@@ -32,6 +33,7 @@ Usage: tollgate <command> [options] [--json]
   oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
                                           (client ids may start with "-": put them after --)
   catalog                                 the price list
+  receipt-key                             a new receipt signing key (for TOLLGATE_RECEIPT_SIGNING_KEY)
   server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
                                           the one the repository ships, its host left as a variable
 
@@ -66,6 +68,12 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
   if (!command) throw new UsageError('missing <command>');
   if (command === 'catalog') return catalog(out);
+  if (command === 'receipt-key') {
+    // A secret: printed once for the operator to store, never logged.
+    const jwk = generateReceiptKey();
+    out.result({ receipt_signing_key: jwk }, jwk);
+    return 0;
+  }
 
   const envFile = loadEnvFile();
   let config: Config;

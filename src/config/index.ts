@@ -118,6 +118,11 @@ export const envSchema = z.object({
   TOLLGATE_SIGNUPS_PER_HOUR: int(1, 10_000).default(5),
   /** Secret for the signed file links (files/*). Unset: one is generated once into <data dir>/files/signing.key. */
   TOLLGATE_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  /** Signs receipts: a P-256 private JWK (JSON). Unset: one is generated once and kept in the database. */
+  TOLLGATE_RECEIPT_SIGNING_KEY: z
+    .string()
+    .refine((v) => /"kty"\s*:\s*"EC"/.test(v) && /"d"\s*:/.test(v), 'a P-256 private JWK (JSON)')
+    .optional(),
   /** Stored files in an S3-compatible bucket shared by replicas (docs/operator.md); unset: <data dir>/files. */
   TOLLGATE_STORAGE_URL: z.string().optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or

@@ -8,9 +8,11 @@ import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
+import { RECEIPT_HEADER } from '../run/receipts.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { catalogListing, descriptorOf, openApiDocument } from './catalog-docs.js';
+import { catalogListing, descriptorOf } from './catalog-docs.js';
+import { paymentDocs } from './payment-docs.js';
 import { trackRequest } from './request-context.js';
 import { MALFORMED_PATH, sendError, sendJson } from './respond.js';
 
@@ -50,15 +52,19 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     empty: 'object',
   };
 
+  // The catalog's descriptions with each paid action's payment terms (x402 and the API key).
+  const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl);
+
   r.get('/api/run', (_req, res) => {
-    res.json(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide'));
+    res.json(docs.listing(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide')));
   });
   r.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument(deps.publicUrl));
+    res.json(docs.openapi());
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
-    const d = descriptorOf(`${req.params.service}/${req.params.action}`, availability(deps.run.services));
+    const base = descriptorOf(`${req.params.service}/${req.params.action}`, availability(deps.run.services));
+    const d = base && docs.descriptor(base);
     if (!d) return sendError(res, unknownAction(`${req.params.service}/${req.params.action}`));
     res.json(d);
   });
@@ -107,7 +113,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
     // settlement receipt in PAYMENT-RESPONSE.
     if (paymentRequired || paymentResponse) {
-      res.setHeader('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE');
+      res.setHeader('Access-Control-Expose-Headers', `PAYMENT-REQUIRED, PAYMENT-RESPONSE, ${RECEIPT_HEADER}`);
     }
     if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
     if (paymentRequired) {
@@ -117,6 +123,8 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     }
     if (!outcome.ok) return sendError(res, outcome.error);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    // The signed receipt of a paid call (src/run/receipts.ts).
+    if (outcome.receipt) res.setHeader(RECEIPT_HEADER, outcome.receipt);
     const body: Record<string, unknown> = {
       ok: true,
       data: outcome.data,

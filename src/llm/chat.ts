@@ -1,12 +1,29 @@
 import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
+import { fingerprint } from '../lib/hash.js';
 import { formatUsd } from '../lib/money.js';
 import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
 import { observeCall } from '../run/observe.js';
+import {
+  type MeteredAnswer,
+  type MeteredPayment,
+  MeteredRefusal,
+  type MeteredX402,
+  startMetered,
+} from '../run/x402/metered.js';
 import { worstCaseMicros } from './cost.js';
 import { type ChatRequest, normalizeChatRequest } from './request.js';
-import { type Call, finishJson, settleStream, summarize, voidCall } from './settle.js';
+import {
+  type Call,
+  type Charged,
+  finishJson,
+  LLM_ACTION,
+  settleStream,
+  summarize,
+  trailerOf,
+  voidCall,
+} from './settle.js';
 import { pipeStream } from './stream.js';
 import type {
   AttemptFailure,
@@ -27,17 +44,29 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 //   4. capture the actual cost from the upstream's usage, never more than the hold; void when nothing was
 //      produced or the call failed. Every call is itemized in the transaction record.
 
-export const LLM_ACTION = 'llm/chat.completions';
+export { LLM_ACTION };
+
+/** What the door hands over: the caller's signal, the response sink, and an x402 payment if one came. */
+export interface ChatIo {
+  signal: AbortSignal;
+  sink: ChatStreamSink;
+  /** The PAYMENT-SIGNATURE header value (an accountless caller paying with x402 `upto`). */
+  payment?: unknown;
+  /** The caller's W3C trace context (the request headers); read only when tracing. */
+  trace?: TraceCarrier | undefined;
+}
 
 export function runChatCompletion(
   deps: MeteredDeps,
   principal: Principal,
   rawBody: unknown,
-  io: { signal: AbortSignal; sink: ChatStreamSink; trace?: TraceCarrier | undefined },
+  io: ChatIo,
 ): Promise<ChatOutcome> {
   const tel = deps.telemetry;
   if (tel === undefined) return guarded(deps, principal, rawBody, io);
-  const call = { action: LLM_ACTION, door: 'llm' as const, payment: principal.kind, trace: io.trace };
+  const payment =
+    principal.kind !== 'anonymous' ? principal.kind : io.payment ? ('x402' as const) : ('anonymous' as const);
+  const call = { action: LLM_ACTION, door: 'llm' as const, payment, trace: io.trace };
   return observeCall(
     tel,
     call,
@@ -50,11 +79,12 @@ async function guarded(
   deps: MeteredDeps,
   principal: Principal,
   rawBody: unknown,
-  io: { signal: AbortSignal; sink: ChatStreamSink },
+  io: ChatIo,
 ): Promise<ChatOutcome> {
   try {
     return await deps.inflight.track(run(deps, principal, rawBody, io));
   } catch (e) {
+    if (e instanceof MeteredRefusal) return { ok: false, streamed: false, ...e.answer };
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.log.error({ err: e }, 'chat completion failed');
     return { ok: false, streamed: false, error };
@@ -65,35 +95,66 @@ async function run(
   deps: MeteredDeps,
   principal: Principal,
   rawBody: unknown,
-  io: { signal: AbortSignal; sink: ChatStreamSink },
+  io: ChatIo,
 ): Promise<ChatOutcome> {
-  if (principal.kind === 'anonymous') {
+  if (principal.kind === 'anonymous' && !deps.x402) {
     throw new GatewayError(
       'unauthorized',
       'The model router needs your API key: configure your OpenAI client with api_key "tg_sk_…" (sent as "Authorization: Bearer tg_sk_…").',
     );
   }
   const req = normalizeChatRequest(rawBody);
-  admit(deps, principal);
-  const scope = openScope(deps, io.signal, deps.limits.timeoutMs, 'The model did not answer in time');
-  try {
-    return await attempts(deps, req, principal, io, scope);
-  } finally {
-    scope.dispose();
+  const route = await deps.router.resolve(req.model, io.signal);
+  const worst = worstCase(deps, req, route);
+  let payer: AccountPrincipal;
+  let payment: MeteredPayment | undefined;
+  if (principal.kind === 'anonymous') {
+    // Accountless: x402 `upto` authorizes this worst case, and the actual cost is settled after the call.
+    const start = await startMetered(deps, deps.x402 as MeteredX402, {
+      payment: io.payment,
+      maxMicros: worst,
+      timeoutMs: deps.limits.timeoutMs,
+      fingerprint: fingerprint(rawBody),
+    });
+    if (start.kind === 'answer') return answered(start.answer);
+    payer = start.principal;
+    payment = start.payment;
+  } else {
+    payer = principal;
   }
+  try {
+    admit(deps, payer);
+    const scope = openScope(deps, io.signal, deps.limits.timeoutMs, 'The model did not answer in time');
+    try {
+      return await attempts(deps, req, route, worst, payer, payment, io, scope);
+    } finally {
+      scope.dispose();
+    }
+  } finally {
+    // Whatever did not settle leaves the payment unused (a no-op once it was collected).
+    await payment?.release();
+  }
+}
+
+/** A metered x402 call that does not run: its challenge or refusal, or an answer whose settlement resumed. */
+function answered(a: MeteredAnswer): ChatOutcome {
+  if (a.delivered) return { ok: true, streamed: false, ...a.delivered };
+  return { ok: false, streamed: false, ...a };
 }
 
 /** Steps 3-4: the candidates in order, until one answers or a failure cannot be helped by the next. */
 async function attempts(
   deps: MeteredDeps,
   req: ChatRequest,
+  route: ModelRoute,
+  worst: number,
   principal: AccountPrincipal,
-  io: { signal: AbortSignal; sink: ChatStreamSink },
+  payment: MeteredPayment | undefined,
+  io: ChatIo,
   scope: CallScope,
 ): Promise<ChatOutcome> {
   const signal = scope.signal;
-  const route = await deps.router.resolve(req.model, signal);
-  const call = await admitCall(deps, principal, req, route);
+  const call = await admitCall(deps, principal, req, route, worst, payment);
 
   for (let i = 0; i < route.candidates.length; i++) {
     const c = route.candidates[i] as PricedModel;
@@ -113,7 +174,8 @@ async function attempts(
             timedOut: () => scope.timedOut,
             log: deps.log,
           });
-          await settleStream(call, c, end);
+          const charged = await settleStream(call, c, end);
+          if (end.outcome === 'complete') await endStream(io.sink, charged, end.done);
           return { ok: true, streamed: true };
         }
         failure = r;
@@ -142,13 +204,20 @@ async function attempts(
   throw new GatewayError('internal', 'No model was tried; nothing was charged.');
 }
 
-/** Step 2: the worst case over every candidate, held together with the daily cap in one serialized write. */
-async function admitCall(
-  deps: MeteredDeps,
-  principal: AccountPrincipal,
-  req: ChatRequest,
-  route: ModelRoute,
-): Promise<Call> {
+/**
+ * A completed stream ends with its receipt (SSE comments, which clients ignore unless they look for them) and
+ * `[DONE]`; an x402 payment that could not be collected ends it with an error event instead.
+ */
+async function endStream(sink: ChatStreamSink, charged: Charged, done: string | undefined): Promise<void> {
+  if (sink.signal.aborted) return;
+  if (charged.notSettled) return sink.fail(charged.notSettled.error);
+  const trailer = trailerOf(charged);
+  if (trailer || done) await sink.write(`${trailer}${done ?? ''}`);
+  sink.end();
+}
+
+/** The worst case over every candidate (what is held, and for x402 authorized); refused above the daily cap. */
+function worstCase(deps: MeteredDeps, req: ChatRequest, route: ModelRoute): number {
   const hold = Math.max(...route.candidates.map((c) => worstCaseMicros(c.price, req.prompt, req.maxTokens)));
   const cap = deps.limits.dailyCapMicros;
   if (hold > cap) {
@@ -162,17 +231,32 @@ async function admitCall(
       },
     ]);
   }
+  return hold;
+}
+
+/** Step 2: the worst case held together with the daily cap in one serialized write (funded by x402 if paid). */
+async function admitCall(
+  deps: MeteredDeps,
+  principal: AccountPrincipal,
+  req: ChatRequest,
+  route: ModelRoute,
+  hold: number,
+  payment: MeteredPayment | undefined,
+): Promise<Call> {
+  // x402: the facilitator verifies the authorization of exactly this worst case, which funds the hold.
+  const funding = payment ? await payment.authorize() : undefined;
   const held = await deps.money.hold({
     principal,
     action: LLM_ACTION,
     priceMicros: hold,
     timeoutMs: deps.limits.timeoutMs,
-    doorCap: { limitMicros: cap, name: 'Daily inference cap' },
+    doorCap: { limitMicros: deps.limits.dailyCapMicros, name: 'Daily inference cap' },
     holdNote: "prompt size and max_tokens at the model's prices; lower max_tokens to hold less",
     meta: { requested: route.requested, stream: req.stream, max_tokens: req.maxTokens },
+    funding,
   });
   // The router takes no idempotency key, so nothing can be replayed.
   if (held.kind !== 'held')
     throw new GatewayError('internal', 'The gateway hit an internal error; nothing was charged.');
-  return { deps, req, route, hold: held.hold, attempts: [] };
+  return { deps, req, route, hold: held.hold, principal, payment, attempts: [] };
 }

@@ -2,6 +2,7 @@ import { type Request, type Response, Router } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
+import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { jsonBody } from './body.js';
 import { type MeteredDeps, runChatCompletion } from './chat.js';
 import { sendOpenAiError, sseErrorEvent } from './openai-errors.js';
@@ -60,10 +61,21 @@ export function llmRoutes(deps: LlmRoutesDeps): Router {
     const outcome = await runChatCompletion(llm.metered, principal, req.body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
+      payment: req.headers['payment-signature'],
       trace: req.headers,
     });
     if (outcome.streamed || res.headersSent || res.destroyed) return;
-    if (!outcome.ok) return sendOpenAiError(res, outcome.error);
+    if (!outcome.ok) {
+      // x402 (accountless, `upto`): the challenge in PAYMENT-REQUIRED, mirrored as the body (spec §7).
+      if (outcome.paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(outcome.paymentResponse));
+      if (outcome.paymentRequired) {
+        res.setHeader('PAYMENT-REQUIRED', encodeChallenge(outcome.paymentRequired));
+        res.setHeader('Cache-Control', 'no-store');
+        res.setHeader('Access-Control-Expose-Headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE');
+        return res.status(402).json(outcome.paymentRequired);
+      }
+      return sendOpenAiError(res, outcome.error);
+    }
     for (const [k, v] of Object.entries(outcome.headers)) res.setHeader(k, v);
     res.status(200).json(outcome.body);
   });

@@ -1,5 +1,10 @@
+import type { SettleResponse } from '@x402/core/types';
+import type { AccountPrincipal } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { Hold } from '../run/lifecycle.js';
+import { RECEIPT_HEADER, settlementOf, signReceipt } from '../run/receipts.js';
+import { encodeReceipt } from '../run/x402/codec.js';
+import type { MeteredAnswer, MeteredPayment } from '../run/x402/metered.js';
 import {
   IMAGE_TOKEN_ALLOWANCE,
   readUsage,
@@ -12,6 +17,11 @@ import type { ChatRequest } from './request.js';
 import type { StreamEnd } from './stream.js';
 import type { ChatOutcome, MeteredDeps, ModelRoute, PricedModel } from './types.js';
 
+/** The action of the model router's transaction records and receipts. */
+export const LLM_ACTION = 'llm/chat.completions';
+/** The SSE comment that carries a stream's receipt (comments are ignored by SSE parsers and OpenAI clients). */
+export const RECEIPT_SSE_COMMENT = 'tollgate-receipt';
+
 // Step 4 of the metered path: settling a call. The capture is the actual cost, never more than the hold; a
 // call that produced nothing, or failed, is voided. Every settlement itemizes the call in its transaction
 // record (model served, tokens, cost in micro-USD, where the figure came from).
@@ -21,8 +31,20 @@ export interface Call {
   req: ChatRequest;
   route: ModelRoute;
   hold: Hold;
+  principal: AccountPrincipal;
+  /** An x402 `upto` payment paying for the call: the cost is settled through it before the capture. */
+  payment?: MeteredPayment | undefined;
   /** Failed attempts, for the record. */
   attempts: Array<{ model: string; code: string }>;
+}
+
+/** How a charge ended: what was posted, its receipt, and for x402 the settlement (or why there was none). */
+export interface Charged {
+  micros: number;
+  receipt?: string | undefined;
+  paymentResponse?: SettleResponse | undefined;
+  /** x402: the cost could not be collected, so nothing was charged and the answer is withheld if it can be. */
+  notSettled?: MeteredAnswer | undefined;
 }
 
 export async function finishJson(
@@ -33,38 +55,52 @@ export async function finishJson(
   if (typeof body.model !== 'string') body.model = c.id;
   const usage = readUsage(body.usage);
   const out = outputOf(body);
-  let charged = 0;
+  const headers: Record<string, string> = { 'x-tollgate-transaction-id': call.hold.callId };
+  let charged: Charged = { micros: 0 };
   if (usage ? usage.completionTokens > 0 : out.bytes > 0) {
-    charged = await capture(call, c, body.model as string, usage, {
-      completionTokens: typicalTokens(out.bytes),
-      disconnected: false,
-    });
+    charged = await capture(
+      call,
+      c,
+      body.model as string,
+      usage,
+      { completionTokens: typicalTokens(out.bytes), disconnected: false },
+      { body, headers },
+    );
   } else {
     await voidCall(call, 'no_output', c.id);
   }
-  return {
-    ok: true,
-    streamed: false,
-    body,
-    headers: {
-      'x-tollgate-transaction-id': call.hold.callId,
-      'x-tollgate-charged-micros': String(charged),
-    },
-  };
+  // Not paid: the answer is withheld (it is kept with the payment when the outcome is only unknown).
+  if (charged.notSettled) return { ok: false, streamed: false, ...charged.notSettled };
+  headers['x-tollgate-charged-micros'] = String(charged.micros);
+  if (charged.receipt) headers[RECEIPT_HEADER] = charged.receipt;
+  if (charged.paymentResponse) headers['PAYMENT-RESPONSE'] = encodeReceipt(charged.paymentResponse);
+  return { ok: true, streamed: false, body, headers };
 }
 
 /**
  * A stream that completed, or whose caller left, is charged for what it produced (exact usage when the final
  * chunk arrived, else the estimate); one that failed on the upstream's side, or produced nothing, is voided.
  */
-export async function settleStream(call: Call, c: PricedModel, end: StreamEnd): Promise<void> {
+export async function settleStream(call: Call, c: PricedModel, end: StreamEnd): Promise<Charged> {
   const m = end.meter;
-  if (end.outcome === 'failed') return voidCall(call, end.error.code, c.id);
-  if (!m.produced) return voidCall(call, end.outcome === 'complete' ? 'no_output' : 'cancelled', c.id);
-  await capture(call, c, m.served ?? c.id, m.usage, {
+  const none = { micros: 0 };
+  if (end.outcome === 'failed') return voidCall(call, end.error.code, c.id).then(() => none);
+  if (!m.produced) {
+    await voidCall(call, end.outcome === 'complete' ? 'no_output' : 'cancelled', c.id);
+    return none;
+  }
+  return capture(call, c, m.served ?? c.id, m.usage, {
     completionTokens: Math.max(m.outputChunks, typicalTokens(m.outputBytes)),
     disconnected: end.outcome === 'disconnected',
   });
+}
+
+/** The SSE comment lines that end a charged stream: its receipt, and for x402 its settlement. */
+export function trailerOf(charged: Charged): string {
+  let t = '';
+  if (charged.receipt) t += `: ${RECEIPT_SSE_COMMENT} ${charged.receipt}\n\n`;
+  if (charged.paymentResponse) t += `: x402-payment-response ${encodeReceipt(charged.paymentResponse)}\n\n`;
+  return t;
 }
 
 /** Bytes of what a non-streamed completion produced (content, reasoning, tool calls). */
@@ -93,7 +129,8 @@ async function capture(
   served: string,
   usage: Usage | undefined,
   est: { completionTokens: number; disconnected: boolean },
-): Promise<number> {
+  answer?: { body: Record<string, unknown>; headers: Record<string, string> },
+): Promise<Charged> {
   const { req } = call;
   const images = req.prompt.images;
   let cost: { micros: number; source: string };
@@ -119,14 +156,35 @@ async function capture(
     usage_source: cost.source,
     ...(est.disconnected ? { client_disconnected: true } : {}),
   };
+  // Never more than the hold (the lifecycle would cap it too): for x402 that is never more than authorized.
+  const amount = Math.min(cost.micros, call.hold.holdMicros);
+  let paymentResponse: SettleResponse | undefined;
+  let x402: Record<string, unknown> = {};
+  if (call.payment && amount > 0) {
+    // The money is collected on chain first, exactly `amount`; only what was collected is captured.
+    const collected = await call.payment.collect(amount, answer);
+    if (collected.kind === 'not_settled') {
+      await call.hold.void('payment_not_settled', { provider: served, meta });
+      return { micros: 0, notSettled: collected.answer };
+    }
+    paymentResponse = collected.receipt;
+    x402 = collected.meta;
+  }
   call.deps.telemetry?.metrics.llmUsage(
     call.route.tier ?? 'none',
     tokens.prompt,
     tokens.completion,
     cost.micros,
   );
-  // Never more than the hold: the lifecycle caps it (and says so in the log).
-  return call.hold.capture(cost.micros, { provider: served, meta });
+  const micros = await call.hold.capture(amount, { provider: served, meta: { ...meta, ...x402 } });
+  const receipt = signReceipt(call.deps, {
+    transactionId: call.hold.callId,
+    action: LLM_ACTION,
+    chargedMicros: micros,
+    principal: call.principal,
+    x402: settlementOf(x402),
+  });
+  return { micros, receipt, paymentResponse };
 }
 
 export function voidCall(call: Call, errorCode: string, model: string): Promise<void> {

@@ -43,7 +43,11 @@ export class StreamMeter {
 }
 
 export type StreamEnd =
-  | { outcome: 'complete'; meter: StreamMeter }
+  /**
+   * The model finished. The stream is left open for the caller, who settles the call, writes its receipt (an SSE
+   * comment) and then `done` (the upstream's `[DONE]` event, when it sent one) and ends it.
+   */
+  | { outcome: 'complete'; meter: StreamMeter; done: string | undefined }
   | { outcome: 'disconnected'; meter: StreamMeter }
   | { outcome: 'failed'; meter: StreamMeter; error: GatewayError };
 
@@ -105,10 +109,8 @@ export async function pipeStream(
         continue;
       }
       if (ev.data === '[DONE]') {
-        await sink.write(ev.text);
-        sink.end();
         drain(attempt.events);
-        return { outcome: 'complete', meter };
+        return { outcome: 'complete', meter, done: ev.text };
       }
       const json = parseChunk(ev.data);
       if (json !== undefined && isErrorChunk(json)) {
@@ -150,10 +152,7 @@ export async function pipeStream(
     return { outcome: 'disconnected', meter };
   }
   // The upstream closed without `[DONE]`: complete only if the model said it had finished.
-  if (finished(meter)) {
-    sink.end();
-    return { outcome: 'complete', meter };
-  }
+  if (finished(meter)) return { outcome: 'complete', meter, done: undefined };
   return fail(new GatewayError('upstream_error', 'The model stream ended early; nothing was charged.'));
 }
 

@@ -1,8 +1,11 @@
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import type { Logger } from 'pino';
 import type { GatewayError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { ScopeDeps } from '../run/call-scope.js';
 import type { Lifecycle } from '../run/lifecycle.js';
+import type { ReceiptSigner } from '../run/receipts.js';
+import type { MeteredX402 } from '../run/x402/metered.js';
 import type { ModelPrice } from './cost.js';
 
 // The model router's shapes: what the metered path (./chat.ts) needs from the upstream side (./router.ts,
@@ -100,10 +103,22 @@ export interface MeteredDeps extends ScopeDeps {
   log: Logger;
   router: ModelRouter;
   limits: MeteredLimits;
+  /** Signs the receipt of every charged call (src/run/receipts.ts). */
+  receipts?: ReceiptSigner | undefined;
+  /** x402 `upto` payments for accountless callers (src/run/x402/metered.ts); absent without x402. */
+  x402?: MeteredX402 | undefined;
 }
 
 export type ChatOutcome =
   | { ok: true; streamed: false; body: Record<string, unknown>; headers: Record<string, string> }
   /** The response went out as a stream, ending with an error event if the call failed after it began. */
   | { ok: true; streamed: true }
-  | { ok: false; streamed: false; error: GatewayError };
+  | {
+      ok: false;
+      streamed: false;
+      error: GatewayError;
+      /** x402: the challenge (HTTP 402 with PAYMENT-REQUIRED, the body mirrors it). */
+      paymentRequired?: PaymentRequired | undefined;
+      /** x402: a settlement's outcome (PAYMENT-RESPONSE). */
+      paymentResponse?: SettleResponse | undefined;
+    };

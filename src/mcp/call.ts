@@ -12,6 +12,7 @@ import { linkSignals } from '../lib/abort.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability } from '../run/availability.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { RECEIPT_META_KEY } from '../run/receipts.js';
 import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { DESCRIBE_TOOL, describeAction, RUN_TOOL, runTarget } from './compact.js';
@@ -148,7 +149,13 @@ export function toResult(outcome: Outcome): CallToolResult {
   };
   if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
   if (outcome.warnings) structured.warnings = outcome.warnings;
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  const res: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+  };
+  // The signed receipt of a paid call (src/run/receipts.ts).
+  if (outcome.receipt) res._meta = { [RECEIPT_META_KEY]: outcome.receipt };
+  return res;
 }
 
 /**

@@ -5,6 +5,7 @@ import { catalog } from '../../catalog/index.js';
 import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { advertisedPayment, type X402Deps } from '../run/x402/call.js';
+import { paymentTerms } from '../run/x402/terms.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { compactToolList, type ToolSet, toolSetOf } from './compact.js';
@@ -51,15 +52,27 @@ export interface ServerDeps {
   unavailable?: UnavailableListing | undefined;
 }
 
-/** Each paid tool's x402 price in `_meta` when x402 is configured. */
+/** Tool `_meta` key with a paid tool's payment terms (price mode and protocols: src/run/x402/terms.ts). */
+export const PAYMENT_META_KEY = 'tollgate/payment';
+
+/**
+ * Each paid tool's payment terms in `_meta` and, when x402 is configured, its x402 requirements as a challenge
+ * would carry them.
+ */
 function withPayment(tools: Tool[], x402: X402Deps | undefined): Tool[] {
-  if (!x402) return tools;
   return tools.map((tool) => {
     const action = actionForTool(tool.name);
-    const requirements = action ? advertisedPayment(x402, action.id) : undefined;
-    return requirements
-      ? { ...tool, _meta: { ...tool._meta, 'x402/payment-requirements': [requirements] } }
-      : tool;
+    const terms = action && paymentTerms(x402?.config, action);
+    if (!action || !terms) return tool;
+    const requirements = advertisedPayment(x402, action.id);
+    return {
+      ...tool,
+      _meta: {
+        ...tool._meta,
+        [PAYMENT_META_KEY]: terms,
+        ...(requirements ? { 'x402/payment-requirements': [requirements] } : {}),
+      },
+    };
   });
 }
 

@@ -15,6 +15,7 @@ import { admit, openScope, type ScopeDeps } from './call-scope.js';
 import { extraFieldWarnings } from './extra-fields.js';
 import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
+import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
 
@@ -31,6 +32,8 @@ export interface RunDeps extends ScopeDeps {
   services: Services;
   clock: Clock;
   log: Logger;
+  /** Signs the receipt of every paid response (./receipts.ts); without it responses carry none. */
+  receipts?: ReceiptSigner | undefined;
 }
 
 export interface ExecuteOptions {
@@ -71,6 +74,8 @@ export type Outcome =
       transactionId: string | undefined;
       /** True when an earlier call with the same idempotency key was replayed. */
       replayed: boolean;
+      /** The signed receipt of a paid call (./receipts.ts): the doors send it as a header or in `_meta`. */
+      receipt?: string | undefined;
       /** Extra fields a non-strict action passed through unchecked, named so a typo does not go unseen. */
       warnings?: string[];
     }
@@ -206,14 +211,24 @@ async function runPaid(
   });
   if (held.kind === 'replay') {
     const env = held.response as Envelope;
+    const chargedMicros = centsToMicros(env.charged_cents);
     return withWarnings(
       {
         ok: true,
         data: env.data,
         chargedCents: env.charged_cents,
-        chargedMicros: centsToMicros(env.charged_cents),
+        chargedMicros,
         transactionId: env.transaction_id,
         replayed: true,
+        receipt: env.transaction_id
+          ? signReceipt(deps, {
+              transactionId: env.transaction_id,
+              action: action.id,
+              chargedMicros,
+              principal,
+              replayed: true,
+            })
+          : undefined,
       },
       env.warnings,
     );
@@ -267,6 +282,13 @@ async function runPaid(
       chargedMicros: charged,
       transactionId: hold.callId,
       replayed: false,
+      receipt: signReceipt(deps, {
+        transactionId: hold.callId,
+        action: action.id,
+        chargedMicros: charged,
+        principal,
+        x402: settlementOf(meta),
+      }),
     },
     warnings,
   );

@@ -92,6 +92,8 @@ describe('x402 over HTTP on a local chain', () => {
           extra: { name: 'USD Coin', version: '2' },
         },
       ],
+      // Discovery and idempotency declarations: test/e2e/x402-discovery.test.ts.
+      extensions: { bazaar: expect.any(Object), 'payment-identifier': expect.any(Object) },
     });
   });
 

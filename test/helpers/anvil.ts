@@ -20,6 +20,9 @@ import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 
 export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
+/** Canonical addresses of Permit2 and x402's upto proxy (the `upto` scheme), as @x402/evm expects them. */
+export const PERMIT2: Address = '0x000000000022D473030F116dDEE9F6B43aC78BA3';
+export const UPTO_PROXY: Address = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002';
 /** anvil's well-known dev account #0 (10 000 ETH): the facilitator's gas payer in tests. Not a secret. */
 export const DEV_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
@@ -29,7 +32,9 @@ interface Artifact {
 }
 const ARTIFACTS = JSON.parse(
   readFileSync(join(import.meta.dirname, '..', 'fakes', 'evm', 'artifacts.json'), 'utf8'),
-) as { contracts: { MockUSDC: Artifact; MiniMulticall3: Artifact } };
+) as {
+  contracts: { MockUSDC: Artifact; MiniMulticall3: Artifact; MiniPermit2: Artifact; MiniUptoProxy: Artifact };
+};
 export const USDC_ABI = ARTIFACTS.contracts.MockUSDC.abi;
 
 export interface TestChain {
@@ -45,6 +50,8 @@ export interface TestChain {
   transfersFrom(from: Address): Promise<number>;
   /** A token transfer sent by `from` itself (needs ETH for gas: setEthBalance). */
   transferAs(from: PrivateKeyAccount, to: Address, amount: bigint): Promise<void>;
+  /** The payer's one-time approval of Permit2 for the token (x402 `upto`), as a wallet does it (pays its gas). */
+  approvePermit2(owner: PrivateKeyAccount): Promise<void>;
   /** Automine on/off: off, transactions wait in the mempool until mine() (settlement outcomes go unknown). */
   setAutomine(on: boolean): Promise<void>;
   mine(): Promise<void>;
@@ -104,6 +111,13 @@ export async function startChain(chainId = 8453): Promise<TestChain> {
     method: 'anvil_setCode' as never,
     params: [MULTICALL3, ARTIFACTS.contracts.MiniMulticall3.runtime] as never,
   });
+  // The `upto` scheme's contracts (test/fakes/evm/MiniPermit2.sol, MiniUptoProxy.sol) at their canonical addresses.
+  for (const [address, artifact] of [
+    [PERMIT2, ARTIFACTS.contracts.MiniPermit2],
+    [UPTO_PROXY, ARTIFACTS.contracts.MiniUptoProxy],
+  ] as const) {
+    await client.request({ method: 'anvil_setCode' as never, params: [address, artifact.runtime] as never });
+  }
 
   return {
     rpcUrl,
@@ -149,6 +163,20 @@ export async function startChain(chainId = 8453): Promise<TestChain> {
         abi: USDC_ABI,
         functionName: 'transfer',
         args: [to, amount],
+      });
+      await client.waitForTransactionReceipt({ hash });
+    },
+    async approvePermit2(owner) {
+      await client.request({
+        method: 'anvil_setBalance' as never,
+        params: [owner.address, `0x${(10n ** 17n).toString(16)}`] as never,
+      });
+      const own = createWalletClient({ account: owner, chain, transport: http(rpcUrl, { retryCount: 0 }) });
+      const hash = await own.writeContract({
+        address: BASE_USDC,
+        abi: USDC_ABI,
+        functionName: 'approve',
+        args: [PERMIT2, 2n ** 256n - 1n],
       });
       await client.waitForTransactionReceipt({ hash });
     },

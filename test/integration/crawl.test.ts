@@ -172,7 +172,7 @@ describe('[crawl:restart-not-stuck] restarts', () => {
       );
       expect(ex.body.data).toMatchObject({ status: 'processing' });
       const mid = await a.post('/api/run/scraperB/crawl_status', { id: resumed }, { key });
-      expect(mid.body.data.status).toBe('scraping');
+      expect(mid.body.data.status, JSON.stringify(mid.body).slice(0, 600)).toBe('scraping');
       await a.close();
 
       // Simulate what a crash leaves: the doomed crawl already resumed MAX_RESUMES times, the job still "processing".

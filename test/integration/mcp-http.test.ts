@@ -111,8 +111,13 @@ describe('MCP 2026-07-28 on the wire', () => {
     const msg = parse(r.text);
     expect(msg.result).toMatchObject({ ttlMs: 300_000, cacheScope: 'public' });
     expect(msg.result.nextCursor).toBeUndefined();
+    // Payment terms (test/contract/x402-declared.test.ts): without x402 configured, the API key only.
     expect(msg.result.tools.find((x: { name: string }) => x.name === 'scraperC_scrape')._meta).toEqual({
       'tollgate/price': { cents: 1, currency: 'USD' },
+      'tollgate/payment': expect.objectContaining({
+        price_mode: 'fixed',
+        protocols: [expect.objectContaining({ protocol: 'api_key' })],
+      }),
     });
   });
 });

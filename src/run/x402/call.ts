@@ -8,9 +8,11 @@ import { centsToMicros } from '../../lib/money.js';
 import { type PaymentLabel, type TraceCarrier, UNKNOWN_ACTION } from '../../ops/telemetry.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
 import { observeCall } from '../observe.js';
+import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
 import { decodePayment } from './codec.js';
+import { discoveryFor, paymentIdOf } from './discovery.js';
 import {
   type CallResult,
   type Quote,
@@ -22,6 +24,7 @@ import {
   X402Gate,
 } from './gate.js';
 import { checkPayment, checkWindow, paymentKey, type Refusal } from './local-check.js';
+import { earlierPaymentNamed } from './payment-id.js';
 import type { PaymentRow } from './payment-store.js';
 import { challengeFor, offerFor, priceDescription } from './requirements.js';
 
@@ -98,7 +101,12 @@ async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallReque
     description: priceDescription(action),
     mimeType: 'application/json',
   };
-  const quote: Quote = { action, offer, challenge: (error) => challengeFor(offer, resource, error) };
+  const { extensions } = discoveryFor(action, req.transport);
+  const quote: Quote = {
+    action,
+    offer,
+    challenge: (error) => challengeFor(offer, resource, error, extensions),
+  };
 
   if (req.payment === undefined || req.payment === null || req.payment === '') {
     // Validation first: a request that cannot run is a 400, not an invitation to pay.
@@ -141,14 +149,21 @@ async function pay(
 
   const key = paymentKey(payment, offer.requirements);
   const fp = fingerprint({ action: action.id, body: req.input });
-  const existing = await x402.payments.get(key);
   const again = { input: req.input, fp, opts };
+  const named = paymentIdOf(payment.wire.extensions);
+  if (!named.ok) return refusedResult(quote, { reason: 'invalid_payload', message: named.message });
+  const payer = getAddress(payment.authorization.from);
+  if (named.id !== undefined) {
+    const earlier = await earlierPaymentNamed(x402, quote, payment, payer, named.id, key);
+    if (earlier.kind === 'refused') return refusedResult(quote, earlier.refusal);
+    if (earlier.kind === 'row') return presentedAgain(run, x402, quote, earlier.row, again, 'payment_id');
+  }
+  const existing = await x402.payments.get(key);
   if (existing && existing.status !== 'released') return presentedAgain(run, x402, quote, existing, again);
   // The window is checked only for a first presentation: a known payment is replayed or resumed even after
   // it expired, because its money may already have moved.
   const late = checkWindow(payment, offer, run.clock.now());
   if (late) return refusedResult(quote, late);
-  const payer = getAddress(payment.authorization.from);
   const claim = await x402.payments.reserve({
     key,
     payer,
@@ -157,8 +172,11 @@ async function pay(
     payload: payment.wire,
     requirements: offer.requirements,
     expiresAt: Number(payment.authorization.validBefore) * 1000,
+    paymentId: named.id,
   });
-  if (claim.kind === 'taken') return presentedAgain(run, x402, quote, claim.row, again);
+  if (claim.kind === 'taken') {
+    return presentedAgain(run, x402, quote, claim.row, again, claim.row.key === key ? 'nonce' : 'payment_id');
+  }
 
   const gate = new X402Gate(run, x402, quote, key, payment);
   return runWithGate(run, gate, action, req.input, opts);
@@ -193,15 +211,28 @@ interface Presentation {
   opts: ExecuteOptions;
 }
 
-/** A payment we have seen before: replay its result, resume its settlement, or refuse it. */
+/** A payment we have seen before (by its nonce, or by its payment-identifier id): replay, resume or refuse. */
 async function presentedAgain(
   run: RunDeps,
   x402: X402Deps,
   quote: Quote,
   row: PaymentRow,
   call: Presentation,
+  via: 'nonce' | 'payment_id' = 'nonce',
 ): Promise<CallResult> {
-  if (row.fingerprint !== call.fp) return refusedResult(quote, ALREADY_USED);
+  if (row.fingerprint !== call.fp) {
+    if (via === 'nonce') return refusedResult(quote, ALREADY_USED);
+    return {
+      outcome: {
+        ok: false,
+        error: new GatewayError(
+          'idempotency_mismatch',
+          'This payment-identifier id already paid for a different action or body; use a new id for a new call. ' +
+            'Nothing was charged.',
+        ),
+      },
+    };
+  }
   switch (row.status) {
     case 'reserved':
     case 'settling':
@@ -219,7 +250,7 @@ async function presentedAgain(
       };
     case 'settled':
       if (row.envelope === undefined) return refusedResult(quote, ALREADY_USED);
-      return { outcome: replayed(row.envelope as Envelope), ...receiptOf(row) };
+      return { outcome: replayed(run, row, quote, row.envelope as Envelope, true), ...receiptOf(row) };
     case 'failed':
       // Settled before an action that then failed: the money is on the payer's account as a refund owed.
       if (row.receipt?.success) return refusedResult(quote, ALREADY_USED, row.receipt);
@@ -291,17 +322,40 @@ async function resume(
     run.log.error({ err, key: row.key }, 'x402 settlement confirmed but not recorded in the ledger');
   }
   await x402.payments.transition(row.key, 'settling', 'settled', { envelope: delivered, receipt: s.receipt });
-  return { outcome: { ...replayed(delivered), replayed: false }, paymentResponse: s.receipt };
+  const outcome = replayed(run, { ...row, receipt: s.receipt }, quote, delivered, false);
+  return { outcome: { ...outcome, replayed: false }, paymentResponse: s.receipt };
 }
 
-function replayed(env: Envelope) {
+/** The stored result of a paid payment, delivered again (or late), with its receipt. */
+function replayed(run: RunDeps, row: PaymentRow, quote: Quote, env: Envelope, again: boolean) {
+  const chargedMicros = centsToMicros(env.charged_cents);
+  const r = row.receipt;
   return {
     ok: true as const,
     data: env.data,
     chargedCents: env.charged_cents,
-    chargedMicros: centsToMicros(env.charged_cents),
+    chargedMicros,
     transactionId: env.transaction_id,
     replayed: true,
+    receipt: env.transaction_id
+      ? signReceipt(run, {
+          transactionId: env.transaction_id,
+          action: quote.action.id,
+          chargedMicros,
+          principal: { kind: 'x402', accountId: x402AccountId(row.payer), payer: row.payer },
+          x402: r?.success
+            ? {
+                network: row.requirements.network,
+                asset: row.requirements.asset,
+                payer: row.payer,
+                transaction: r.transaction,
+                amount: row.requirements.amount,
+                scheme: 'exact',
+              }
+            : undefined,
+          replayed: again,
+        })
+      : undefined,
   };
 }
 

@@ -3,12 +3,14 @@ import type { FacilitatorClient } from '@x402/core/server';
 import type { Network, SupportedResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { createWalletClient, defineChain, http, nonceManager, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { classifyingFacilitator, type Facilitator } from './facilitator.js';
 
 // The built-in facilitator: the gateway verifies and settles payments itself with the official x402 code
-// (`x402Facilitator` + the `exact` EVM scheme of @x402/evm) against a chain RPC, paying gas from its own key.
+// (`x402Facilitator` + the `exact` and `upto` EVM schemes of @x402/evm) against a chain RPC, paying gas from its
+// own key.
 //
 // Parallel settlements send transactions from one account, so they would race for the account nonce (the
 // reference saw 6 of 8 fail). viem's nonce manager hands out nonces locally and in order.
@@ -53,7 +55,10 @@ export function builtinFacilitator(opts: BuiltinFacilitatorOptions): Facilitator
     },
     { confirmationTimeoutMs: opts.confirmationTimeoutMs },
   );
-  const facilitator = new x402Facilitator().register(opts.network, new ExactEvmScheme(signer));
+  // `exact` for the catalog's fixed prices; `upto` (Permit2) for the model router's metered calls.
+  const facilitator = new x402Facilitator()
+    .register(opts.network, new ExactEvmScheme(signer))
+    .register(opts.network, new UptoEvmScheme(signer));
   const client: FacilitatorClient = {
     verify: (p, r) => facilitator.verify(p, r),
     settle: (p, r) => facilitator.settle(p, r),

@@ -1,5 +1,11 @@
 import type { FacilitatorClient } from '@x402/core/server';
-import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
+} from '@x402/core/types';
 
 // The two questions we ask a facilitator, with every answer sorted into what the call path must do. The raw
 // clients (remote over HTTP, or the built-in one on our own RPC) only speak the x402 wire; this is where an
@@ -22,8 +28,16 @@ export type SettleResult =
 export interface Facilitator {
   verify(payment: PaymentPayload, req: PaymentRequirements): Promise<VerifyResult>;
   settle(payment: PaymentPayload, req: PaymentRequirements): Promise<SettleResult>;
+  /**
+   * The address that settles `upto` payments on `network` (its `/supported` kind's `extra.facilitatorAddress`),
+   * or undefined when the facilitator does not support `upto` there (or cannot be asked right now).
+   */
+  uptoAddress(network: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
+
+/** How long a failed `/supported` lookup is remembered before asking again. */
+const SUPPORTED_RETRY_MS = 30_000;
 
 /**
  * What of a facilitator failure may be logged: its name and first line. viem puts the request (the RPC URL,
@@ -33,6 +47,8 @@ export function causeForLog(cause: unknown): { name: string; message: string } {
   const e = cause instanceof Error ? cause : new Error(String(cause));
   return { name: e.name, message: (e.message.split('\n')[0] ?? '').slice(0, 300) };
 }
+
+const FAILED: Promise<SupportedResponse | undefined> = Promise.resolve(undefined);
 
 /** Reasons that mean "in progress" rather than "failed" (the @x402/evm facilitator's receipt-wait timeout). */
 const PENDING_REASONS = new Set(['settlement_pending']);
@@ -50,7 +66,29 @@ export function classifyingFacilitator(
   client: FacilitatorClient,
   close: () => Promise<void> = async () => {},
 ): Facilitator {
+  // `/supported` changes only when the facilitator is redeployed: asked once, again after a failure.
+  let supported: { at: number; value: Promise<SupportedResponse | undefined> } | undefined;
+  const getSupported = () => {
+    if (!supported || (supported.value === FAILED && Date.now() - supported.at > SUPPORTED_RETRY_MS)) {
+      const at = Date.now();
+      const value = client.getSupported().then(
+        (r) => r,
+        () => {
+          if (supported) supported.value = FAILED;
+          return undefined;
+        },
+      );
+      supported = { at, value };
+    }
+    return supported.value;
+  };
   return {
+    async uptoAddress(network) {
+      const kinds = (await getSupported())?.kinds ?? [];
+      const kind = kinds.find((k) => k.x402Version === 2 && k.scheme === 'upto' && k.network === network);
+      const address = kind?.extra?.facilitatorAddress;
+      return typeof address === 'string' ? address : undefined;
+    },
     async verify(payment, req) {
       let res: unknown;
       try {

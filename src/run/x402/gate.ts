@@ -83,6 +83,7 @@ export function receiptMeta(payment: DecodedPayment, offer: Offer, receipt: Sett
       amount: offer.requirements.amount,
       transaction: receipt.transaction,
       nonce: payment.authorization.nonce,
+      scheme: 'exact',
     },
   };
 }

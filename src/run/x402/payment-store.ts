@@ -28,6 +28,8 @@ export interface PaymentRow {
   envelope: unknown;
   receipt: SettleResponse | undefined;
   expiresAt: number;
+  /** The payer's payment-identifier id, when it gave one (unique per payer). */
+  paymentId: string | undefined;
 }
 
 export interface NewPayment {
@@ -39,12 +41,19 @@ export interface NewPayment {
   requirements: PaymentRequirements;
   /** validBefore, ms. */
   expiresAt: number;
+  /**
+   * The payer's payment-identifier id: it moves to this payment from an earlier one of the same payer that
+   * collected nothing (released or failed); the caller has checked that no other holds it.
+   */
+  paymentId?: string | undefined;
 }
 
 export type ReserveResult = { kind: 'reserved' } | { kind: 'taken'; row: PaymentRow };
 
 export interface PaymentStore {
   get(key: string): Promise<PaymentRow | undefined>;
+  /** The payment a payer named with a payment-identifier id. */
+  byPaymentId(payer: string, paymentId: string): Promise<PaymentRow | undefined>;
   /** Claims the payment for one call: new, or previously released. Otherwise returns the row as it is. */
   reserve(p: NewPayment): Promise<ReserveResult>;
   /** Moves `key` from `from` to `to` (and records the envelope/receipt); false if it was not in `from`. */
@@ -80,6 +89,11 @@ const MIGRATIONS = [
   );
   CREATE INDEX x402_payments_expiry ON x402_payments(expires_at) WHERE status IN ('settled', 'failed', 'released');
   `,
+  // payment-identifier (x402 extension): the payer's own idempotency key, one payment per (payer, id).
+  `
+  ALTER TABLE x402_payments ADD COLUMN payment_id TEXT;
+  CREATE UNIQUE INDEX x402_payments_payment_id ON x402_payments(payer, payment_id) WHERE payment_id IS NOT NULL;
+  `,
 ];
 
 interface DbRow {
@@ -93,6 +107,7 @@ interface DbRow {
   envelope: string | null;
   receipt: string | null;
   expires_at: number;
+  payment_id: string | null;
 }
 
 function toRow(r: DbRow): PaymentRow {
@@ -107,6 +122,7 @@ function toRow(r: DbRow): PaymentRow {
     envelope: r.envelope === null ? undefined : (JSON.parse(r.envelope) as unknown),
     receipt: r.receipt === null ? undefined : (JSON.parse(r.receipt) as SettleResponse),
     expiresAt: r.expires_at,
+    paymentId: r.payment_id ?? undefined,
   };
 }
 
@@ -116,6 +132,7 @@ function toRow(r: DbRow): PaymentRow {
  */
 export class SqlitePaymentStore implements PaymentStore {
   private readonly s;
+  private readonly reserveTx;
 
   constructor(
     db: SqliteDb,
@@ -124,13 +141,21 @@ export class SqlitePaymentStore implements PaymentStore {
     migrate(db, 'x402', MIGRATIONS);
     this.s = {
       get: db.prepare<[string], DbRow>('SELECT * FROM x402_payments WHERE key = ?'),
+      byPaymentId: db.prepare<[string, string], DbRow>(
+        'SELECT * FROM x402_payments WHERE payer = ? AND payment_id = ?',
+      ),
+      // An id moves only away from a payment that collected nothing.
+      freeId: db.prepare(
+        `UPDATE x402_payments SET payment_id = NULL
+         WHERE payer = ? AND payment_id = ? AND key <> ? AND status IN ('released', 'failed')`,
+      ),
       // The conflict branch only fires for a released row: any other state belongs to someone else.
       reserve: db.prepare(
-        `INSERT INTO x402_payments (key, payer, action, fingerprint, status, payload, requirements, expires_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?)
+        `INSERT INTO x402_payments (key, payer, action, fingerprint, status, payload, requirements, expires_at, created_at, updated_at, payment_id)
+         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET status = 'reserved', action = excluded.action,
            fingerprint = excluded.fingerprint, payload = excluded.payload, requirements = excluded.requirements,
-           envelope = NULL, receipt = NULL, updated_at = excluded.updated_at
+           envelope = NULL, receipt = NULL, updated_at = excluded.updated_at, payment_id = excluded.payment_id
          WHERE x402_payments.status = 'released'`,
       ),
       transition: db.prepare(
@@ -147,6 +172,23 @@ export class SqlitePaymentStore implements PaymentStore {
         "DELETE FROM x402_payments WHERE status IN ('settled', 'failed', 'released') AND expires_at < ?",
       ),
     };
+    // One transaction: freeing the id and claiming it cannot interleave with another claim. A payment whose id
+    // another live payment holds violates the unique index: it is then reported as taken by that payment.
+    this.reserveTx = db.transaction((p: NewPayment, now: number): number => {
+      if (p.paymentId !== undefined) this.s.freeId.run(p.payer, p.paymentId, p.key);
+      return this.s.reserve.run(
+        p.key,
+        p.payer,
+        p.action,
+        p.fingerprint,
+        JSON.stringify(p.payload),
+        JSON.stringify(p.requirements),
+        p.expiresAt,
+        now,
+        now,
+        p.paymentId ?? null,
+      ).changes;
+    });
   }
 
   get(key: string): Promise<PaymentRow | undefined> {
@@ -154,19 +196,20 @@ export class SqlitePaymentStore implements PaymentStore {
     return Promise.resolve(r ? toRow(r) : undefined);
   }
 
+  byPaymentId(payer: string, paymentId: string): Promise<PaymentRow | undefined> {
+    const r = this.s.byPaymentId.get(payer, paymentId);
+    return Promise.resolve(r ? toRow(r) : undefined);
+  }
+
   reserve(p: NewPayment): Promise<ReserveResult> {
-    const now = this.clock.now();
-    const changed = this.s.reserve.run(
-      p.key,
-      p.payer,
-      p.action,
-      p.fingerprint,
-      JSON.stringify(p.payload),
-      JSON.stringify(p.requirements),
-      p.expiresAt,
-      now,
-      now,
-    ).changes;
+    let changed: number;
+    try {
+      changed = this.reserveTx(p, this.clock.now());
+    } catch (e) {
+      const holder = p.paymentId === undefined ? undefined : this.s.byPaymentId.get(p.payer, p.paymentId);
+      if (!holder || !/UNIQUE/.test(String((e as Error).message))) throw e;
+      return Promise.resolve({ kind: 'taken', row: toRow(holder) });
+    }
     if (changed === 1) return Promise.resolve({ kind: 'reserved' });
     return Promise.resolve({ kind: 'taken', row: toRow(this.s.get.get(p.key) as DbRow) });
   }

@@ -59,7 +59,17 @@ export function priceDescription(action: PricedAction): string {
   );
 }
 
-/** The PaymentRequired of one action; `error` is "Payment required" or the reason a payment was refused. */
-export function challengeFor(offer: Offer, resource: ResourceInfo, error: string): PaymentRequired {
-  return { x402Version: 2, error, resource, accepts: [offer.requirements] };
+/**
+ * The PaymentRequired of one action; `error` is "Payment required" or the reason a payment was refused, and
+ * `extensions` its discovery and payment-identifier declarations (./discovery.ts).
+ */
+export function challengeFor(
+  offer: Offer,
+  resource: ResourceInfo,
+  error: string,
+  extensions?: Record<string, unknown>,
+): PaymentRequired {
+  const pr: PaymentRequired = { x402Version: 2, error, resource, accepts: [offer.requirements] };
+  if (extensions) pr.extensions = extensions;
+  return pr;
 }

@@ -4,8 +4,9 @@ pragma solidity ^0.8.20;
 /// Test-only USDC look-alike with the EIP-3009 surface of Circle's FiatTokenV2 that x402's `exact` scheme uses:
 /// the same EIP-712 domain ("USD Coin", "2", chain id, this address), the same typehash, both
 /// transferWithAuthorization overloads, the same revert strings (the x402 facilitator maps them to reasons by
-/// regex) and the Transfer event it looks for in the receipt. Metadata is constant, not storage, so the runtime
-/// code works when placed at Base's USDC address with anvil_setCode (no constructor runs). `mint` is open.
+/// regex) and the Transfer event it looks for in the receipt; plus ERC-20 approve/transferFrom for Permit2 (the
+/// `upto` scheme). Metadata is constant, not storage, so the runtime code works when placed at Base's USDC
+/// address with anvil_setCode (no constructor runs). `mint` is open.
 contract MockUSDC {
     event Transfer(address indexed from, address indexed to, uint256 value);
     event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce);
@@ -17,7 +18,10 @@ contract MockUSDC {
     bytes32 private constant DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
 
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+
     mapping(address => uint256) public balanceOf;
+    mapping(address => mapping(address => uint256)) public allowance;
     mapping(address => mapping(bytes32 => bool)) private _used;
     uint256 public totalSupply;
 
@@ -52,6 +56,21 @@ contract MockUSDC {
 
     function transfer(address to, uint256 value) external returns (bool) {
         _transfer(msg.sender, to, value);
+        return true;
+    }
+
+    /// ERC-20 allowances: Permit2 (x402's `upto` scheme) moves tokens with transferFrom after the payer approved it.
+    function approve(address spender, uint256 value) external returns (bool) {
+        allowance[msg.sender][spender] = value;
+        emit Approval(msg.sender, spender, value);
+        return true;
+    }
+
+    function transferFrom(address from, address to, uint256 value) external returns (bool) {
+        uint256 allowed = allowance[from][msg.sender];
+        require(allowed >= value, "ERC20: insufficient allowance");
+        if (allowed != type(uint256).max) allowance[from][msg.sender] = allowed - value;
+        _transfer(from, to, value);
         return true;
     }
 

@@ -7,7 +7,7 @@ import solc from 'solc';
 //   npx tsx test/fakes/evm/build.ts
 
 const DIR = import.meta.dirname;
-const SOURCES = ['MockUSDC.sol', 'MiniMulticall3.sol'];
+const SOURCES = ['MockUSDC.sol', 'MiniMulticall3.sol', 'MiniPermit2.sol', 'MiniUptoProxy.sol'];
 
 interface SolcOutput {
   errors?: Array<{ severity: string; formattedMessage: string }>;

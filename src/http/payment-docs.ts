@@ -1,0 +1,92 @@
+import { actions, findAction } from '../../catalog/index.js';
+import type { X402Config } from '../config/index.js';
+import { type PaymentTerms, paymentTerms } from '../run/x402/terms.js';
+import { openApiDocument } from './catalog-docs.js';
+
+// The catalog's free descriptions with each paid action's payment terms added (src/run/x402/terms.ts): the
+// descriptor and the listing get a `payment` object; /openapi.json gets `x-payment-info` per paid operation and
+// the x402 security scheme beside the API key. One per gateway (the terms depend on its configuration), on top
+// of the catalog views of ./catalog-docs.ts, which it leaves as they are.
+
+export interface PaymentDocs {
+  /** A descriptor (./catalog-docs.ts `descriptorOf`) with its action's payment terms. */
+  descriptor<D extends { id: string }>(d: D): D & { payment?: PaymentTerms };
+  /** A listing (./catalog-docs.ts `catalogListing`, built per availability state) with each entry's terms. */
+  listing(base: unknown): unknown;
+  openapi(): unknown;
+}
+
+export function paymentDocs(x402: X402Config | undefined, publicUrl: () => string): PaymentDocs {
+  const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(x402, a)]));
+  // The catalog's listings are memoized per availability state: the terms are added once per listing object.
+  const listings = new WeakMap<object, unknown>();
+  let openapi: unknown;
+  return {
+    descriptor(d) {
+      const t = terms.get(d.id);
+      return t ? { ...d, payment: t } : d;
+    },
+    listing(base) {
+      let l = listings.get(base as object);
+      if (!l) {
+        l = withListingTerms(base, terms);
+        listings.set(base as object, l);
+      }
+      return l;
+    },
+    openapi() {
+      openapi ??= withOpenApiTerms(openApiDocument(publicUrl()), terms, publicUrl(), x402 !== undefined);
+      return openapi;
+    },
+  };
+}
+
+type Terms = Map<string, PaymentTerms | undefined>;
+
+function withListingTerms(listing: unknown, terms: Terms): unknown {
+  const l = listing as { actions: Array<{ id: string }> };
+  return {
+    ...l,
+    actions: l.actions.map((a) => {
+      const t = terms.get(a.id);
+      return t ? { ...a, payment: t } : a;
+    }),
+  };
+}
+
+/**
+ * OpenAPI: `x-payment-info` per paid operation (the shape x402 discovery crawlers read: a fixed price mode, the
+ * price, and the protocols with their terms), and `PAYMENT-SIGNATURE` as a security scheme that may be used
+ * instead of the API key.
+ */
+function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, x402: boolean): unknown {
+  const d = structuredClone(doc) as {
+    servers: unknown;
+    paths: Record<string, { post?: Record<string, unknown> }>;
+    components: { securitySchemes: Record<string, unknown> };
+  };
+  d.servers = [{ url: publicUrl }];
+  if (x402) {
+    d.components.securitySchemes.x402 = {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        'x402 v2 payment (base64 JSON PaymentPayload), no account needed: call without it to get the 402 ' +
+        'challenge (PAYMENT-REQUIRED header, same JSON in the body), sign it, and retry with it.',
+    };
+  }
+  for (const [path, item] of Object.entries(d.paths)) {
+    const action = findAction(path.replace(/^\/api\/run\//, ''));
+    const t = action && terms.get(action.id);
+    if (!t || !item.post) continue;
+    item.post['x-payment-info'] = {
+      pricingMode: t.price_mode,
+      price: (t.price_cents / 100).toFixed(2),
+      currency: t.currency,
+      protocols: t.protocols.map(({ protocol, ...rest }) => ({ [protocol]: rest })),
+    };
+    if (x402) item.post.security = [{ apiKey: [] }, { x402: [] }];
+  }
+  return d;
+}

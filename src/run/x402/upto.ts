@@ -1,0 +1,227 @@
+import type { PaymentRequirements } from '@x402/core/types';
+import { deepEqual } from '@x402/core/utils';
+import { getAddress, recoverTypedDataAddress } from 'viem';
+import { z } from 'zod';
+import type { X402Config } from '../../config/index.js';
+import { MAX_PAYMENT_BYTES } from './codec.js';
+import { type Refusal, refuse } from './local-check.js';
+import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js';
+
+// The x402 `upto` scheme on EVM (specs/schemes/upto/scheme_upto_evm.md, @x402/evm/upto): the payer signs a
+// Permit2 witness transfer of at most `amount` to our pay-to address, settleable only by our facilitator; we
+// settle what the call actually cost, which may be less (or nothing). Used for the model router, whose price is
+// known only after the call: `amount` is the call's worst case, the same figure its ledger hold reserves.
+//
+// What can be checked here without the chain, cheapest first (the facilitator re-checks all of it, and the
+// payer's balance, Permit2 allowance and nonce by simulation).
+
+/** x402's upto proxy and Permit2, at the same address on every EVM chain (CREATE2). */
+export const UPTO_PROXY = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002';
+export const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3';
+
+const WITNESS_TYPES = {
+  PermitWitnessTransferFrom: [
+    { name: 'permitted', type: 'TokenPermissions' },
+    { name: 'spender', type: 'address' },
+    { name: 'nonce', type: 'uint256' },
+    { name: 'deadline', type: 'uint256' },
+    { name: 'witness', type: 'Witness' },
+  ],
+  TokenPermissions: [
+    { name: 'token', type: 'address' },
+    { name: 'amount', type: 'uint256' },
+  ],
+  Witness: [
+    { name: 'to', type: 'address' },
+    { name: 'facilitator', type: 'address' },
+    { name: 'validAfter', type: 'uint256' },
+  ],
+} as const;
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+const uint = z.string().regex(/^\d{1,78}$/, 'a decimal integer string');
+
+const uptoSchema = z.object({
+  x402Version: z.number(),
+  accepted: z.object({
+    scheme: z.string(),
+    network: z.string(),
+    asset: z.string(),
+    amount: z.string(),
+    payTo: z.string(),
+    maxTimeoutSeconds: z.number(),
+    extra: z.record(z.string(), z.unknown()),
+  }),
+  payload: z.object({
+    signature: z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/),
+    permit2Authorization: z.object({
+      from: address,
+      permitted: z.object({ token: address, amount: uint }),
+      spender: address,
+      nonce: uint,
+      deadline: uint,
+      witness: z.object({ to: address, facilitator: address, validAfter: uint }),
+    }),
+  }),
+  resource: z.unknown().optional(),
+  extensions: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type UptoPayment = z.output<typeof uptoSchema> & { wire: Record<string, unknown> };
+
+/** Decodes an `upto` payment from the PAYMENT-SIGNATURE header value (base64 JSON). */
+export function decodeUpto(
+  raw: unknown,
+): { ok: true; payment: UptoPayment } | { ok: false; message: string } {
+  if (typeof raw !== 'string' || raw.length > MAX_PAYMENT_BYTES * 2 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
+    return { ok: false, message: 'the payment is not base64-encoded JSON' };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
+  } catch {
+    return { ok: false, message: 'the payment is not base64-encoded JSON' };
+  }
+  const parsed = uptoSchema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first && first.path.length > 0 ? ` at ${first.path.join('.')}` : '';
+    return {
+      ok: false,
+      message: `the payment is not an x402 v2 "upto" Permit2 payment (${first?.message ?? 'invalid'}${where})`,
+    };
+  }
+  return { ok: true, payment: { ...parsed.data, wire: json as Record<string, unknown> } };
+}
+
+export interface UptoOffer {
+  requirements: PaymentRequirements;
+  /** The authorized maximum, micro-USD (= atomic units of a 6-decimal USD stablecoin). */
+  maxMicros: number;
+  minValiditySeconds: number;
+}
+
+/**
+ * What we ask for one metered call: a pure function of configuration, the facilitator's address and the call's
+ * worst case, so a paid retry of the same request regenerates the same requirements (deep-equal, as `exact`).
+ * `extra` is what @x402/evm's upto server scheme produces (the token's EIP-712 domain, Permit2, the facilitator).
+ */
+export function uptoOffer(
+  cfg: X402Config,
+  facilitatorAddress: string,
+  maxMicros: number,
+  timeoutMs: number,
+): UptoOffer {
+  const minValiditySeconds = Math.ceil(timeoutMs / 1000) + SETTLE_ALLOWANCE_SECONDS;
+  return {
+    requirements: {
+      scheme: 'upto',
+      network: cfg.network,
+      amount: String(maxMicros),
+      asset: cfg.asset,
+      payTo: cfg.payTo,
+      maxTimeoutSeconds: Math.max(cfg.maxTimeoutSeconds, minValiditySeconds + CLOCK_SKEW_SECONDS),
+      extra: {
+        name: cfg.assetName,
+        version: cfg.assetVersion,
+        assetTransferMethod: 'permit2',
+        facilitatorAddress: getAddress(facilitatorAddress),
+      },
+    },
+    maxMicros,
+    minValiditySeconds,
+  };
+}
+
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Everything that does not need the chain: our requirements exactly, the proxy, our facilitator, the signature. */
+export async function checkUpto(
+  p: UptoPayment,
+  req: PaymentRequirements,
+  chainId: number,
+): Promise<Refusal | undefined> {
+  const a = p.payload.permit2Authorization;
+  if (p.x402Version !== 2) return refuse('invalid_x402_version', 'this gateway speaks x402 version 2');
+  if (p.accepted.scheme !== 'upto')
+    return refuse('unsupported_scheme', 'the model router takes the "upto" scheme');
+  if (p.accepted.network !== req.network)
+    return refuse('invalid_network', `payments are accepted on ${req.network}`);
+  if (!same(a.permitted.token, req.asset) || !same(p.accepted.asset, req.asset)) {
+    return refuse('permit2_token_mismatch', `the asset must be ${req.asset}`);
+  }
+  if (!same(a.witness.to, req.payTo)) {
+    return refuse('invalid_permit2_recipient_mismatch', `the payment must go to ${req.payTo}`);
+  }
+  if (a.permitted.amount !== req.amount || p.accepted.amount !== req.amount) {
+    return refuse(
+      'permit2_amount_mismatch',
+      `the authorized maximum must be exactly ${req.amount} atomic units (this request's worst case)`,
+    );
+  }
+  if (!deepEqual(p.accepted, req)) {
+    return refuse(
+      'invalid_payment_requirements',
+      'the accepted requirements differ from the challenge (prices or the request changed); pay the new challenge',
+    );
+  }
+  if (!same(a.spender, UPTO_PROXY))
+    return refuse('invalid_permit2_spender', `the spender must be ${UPTO_PROXY}`);
+  if (!same(a.witness.facilitator, String(req.extra.facilitatorAddress))) {
+    return refuse('upto_facilitator_mismatch', 'the witness must name the facilitator of the challenge');
+  }
+  if (p.payload.signature.length === 132) {
+    let signer: string;
+    try {
+      signer = await recoverTypedDataAddress({
+        domain: { name: 'Permit2', chainId, verifyingContract: PERMIT2 },
+        types: WITNESS_TYPES,
+        primaryType: 'PermitWitnessTransferFrom',
+        message: {
+          permitted: { token: getAddress(a.permitted.token), amount: BigInt(a.permitted.amount) },
+          spender: getAddress(a.spender),
+          nonce: BigInt(a.nonce),
+          deadline: BigInt(a.deadline),
+          witness: {
+            to: getAddress(a.witness.to),
+            facilitator: getAddress(a.witness.facilitator),
+            validAfter: BigInt(a.witness.validAfter),
+          },
+        },
+        signature: p.payload.signature as `0x${string}`,
+      });
+    } catch {
+      return refuse('invalid_permit2_signature', 'the signature is malformed');
+    }
+    if (!same(signer, a.from))
+      return refuse('invalid_permit2_signature', 'the signature was not made by `from`');
+  }
+  return undefined;
+}
+
+/** The window, for a first presentation: valid now, long enough for the call and its settlement, not longer. */
+export function checkUptoWindow(p: UptoPayment, offer: UptoOffer, nowMs: number): Refusal | undefined {
+  const now = BigInt(Math.floor(nowMs / 1000));
+  const a = p.payload.permit2Authorization;
+  if (BigInt(a.witness.validAfter) > now)
+    return refuse('permit2_not_yet_valid', 'the payment is not valid yet');
+  if (BigInt(a.deadline) < now + BigInt(offer.minValiditySeconds)) {
+    return refuse(
+      'permit2_deadline_expired',
+      `the payment expires too soon: it must stay valid for at least ${offer.minValiditySeconds} s`,
+    );
+  }
+  if (BigInt(a.deadline) > now + BigInt(offer.requirements.maxTimeoutSeconds + CLOCK_SKEW_SECONDS)) {
+    return refuse(
+      'permit2_deadline_expired',
+      `the payment is valid for too long: at most ${offer.requirements.maxTimeoutSeconds} s`,
+    );
+  }
+  return undefined;
+}
+
+/** One Permit2 authorization: (network, asset, owner, nonce). Distinct from `exact` keys by the "permit2" tag. */
+export function uptoKey(p: UptoPayment, req: PaymentRequirements): string {
+  const a = p.payload.permit2Authorization;
+  return `${req.network}:${req.asset}:${a.from}:permit2:${a.nonce}`.toLowerCase();
+}
