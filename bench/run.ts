@@ -17,6 +17,8 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   x402: () => import('./x402.js'),
   web: () => import('./web.js'),
   agents: () => import('./agents.js'),
+  telemetry: () => import('./telemetry.js'),
+  soak: () => import('./soak.js'),
 };
 
 const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAuthenticator } from '../auth/authenticator.js';
@@ -26,6 +27,12 @@ import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
+import { instrumentClient, instrumentFacilitator } from './ops/instrument.js';
+import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
+import { tracesFromEnv } from './ops/otel-env.js';
+import type { OtelTracing } from './ops/otel-sdk.js';
+import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
+import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
@@ -62,6 +69,10 @@ export interface GatewayOptions {
   fileMeta?: FileMetaStore;
   /** A CA (PEM) the OAuth metadata fetcher trusts besides Node's roots: tests serve https on loopback. */
   metadataFetchCa?: string;
+  /** Tests: trace into this exporter (the in-memory one) whatever OTEL_* says. */
+  traceExporter?: SpanExporter;
+  /** The OTEL_* variables (default: process.env). */
+  otelEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface Gateway {
@@ -79,6 +90,10 @@ export interface Gateway {
   x402: X402Deps | undefined;
   /** Card payments (Stripe); undefined when TOLLGATE_STRIPE_SECRET_KEY / _WEBHOOK_SECRET are unset. */
   billing: Billing | undefined;
+  /** Metrics (when TOLLGATE_METRICS_TOKEN or TOLLGATE_METRICS_PORT is set) and traces (OTEL_*). */
+  telemetry: Telemetry | undefined;
+  /** The admin listener's URL (TOLLGATE_METRICS_PORT), once listening. */
+  adminUrl: string | undefined;
   /** Starts listening; resolves with the bound URL. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight calls (resolving their holds), then close everything. */
@@ -89,10 +104,27 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const releaseLock = acquireInstanceLock(config.dataDir);
+  // Monitoring (docs/operator.md "Monitoring"): nothing is counted or traced unless configured.
+  const METRICS_TOKEN = config.env.TOLLGATE_METRICS_TOKEN;
+  const METRICS_PORT = config.env.TOLLGATE_METRICS_PORT;
+  const prom: PrometheusMetrics | undefined =
+    METRICS_TOKEN !== undefined || METRICS_PORT !== undefined
+      ? createPrometheusMetrics(VERSION, {
+          inflight: () => inflight.size,
+          pendingHolds: () => money.pendingHolds(),
+        })
+      : undefined;
+  const otel = await startTracing(opts, log);
+  const telemetry: Telemetry | undefined =
+    prom || otel ? { metrics: prom?.metrics ?? NOOP_METRICS, tracing: otel?.tracing } : undefined;
+  const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
+    client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
+
   const { ledger, db } = openLedger(config.dataDir, {
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
     writerThread: true,
+    commits: prom?.commits,
   });
   const payments = config.billing.stripe;
   const money = new Lifecycle({
@@ -102,6 +134,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     holdTtlMs: config.holdTtlMs,
     // With card payments on, a refusal for lack of credit points to the dashboard (top-up, card).
     accountUrl: payments ? () => `${config.publicUrl}/account` : undefined,
+    telemetry,
   });
 
   // One process owns this data dir (the lock above), so any hold still pending was left by a process that
@@ -110,7 +143,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
-  const x402 = config.x402 && createX402Payments(config.x402, db, clock);
+  const x402Payments = config.x402 && createX402Payments(config.x402, db, clock);
+  const x402 =
+    x402Payments && telemetry
+      ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
+      : x402Payments;
   if (x402 && !opts.skipRecovery) {
     // x402 payments mid-call in a dead process: unused ones are released; a settlement in progress is unknown.
     const r = await x402.payments.recover();
@@ -159,7 +196,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     : undefined;
   const services: Services = {
     publicUrl: config.publicUrl,
-    vendors: { rentcast, realestateapi, fal, cueframe, ...webStack.vendors },
+    vendors: {
+      rentcast: measured('rentcast', rentcast),
+      realestateapi: measured('realestateapi', realestateapi),
+      fal: measured('fal', fal),
+      cueframe: measured('cueframe', cueframe),
+      firecrawl: measured('firecrawl', webStack.vendors.firecrawl),
+      fastcrw: measured('fastcrw', webStack.vendors.fastcrw),
+      scrapingant: measured('scrapingant', webStack.vendors.scrapingant),
+    },
     engine: webStack.engine,
     web,
     handles: new SqliteHandleStore(db, clock),
@@ -192,6 +237,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     inflight,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
     receipts,
+    telemetry,
   };
   const auth = createAuthenticator(ledger);
   let accountSignIn: OtherSignIn | undefined;
@@ -255,7 +301,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // the internal LlmService that actions use (the gateway's own cost, never billed per token).
   const llmCfg = config.llm;
   const llm = llmCfg.apiKey
-    ? createModelRouter({ ...llmCfg, apiKey: llmCfg.apiKey }, { clock, log: log.child({ door: 'llm' }) })
+    ? createModelRouter(
+        { ...llmCfg, apiKey: llmCfg.apiKey },
+        {
+          clock,
+          log: log.child({ door: 'llm' }),
+          wrapUpstream: telemetry && ((u) => instrumentClient('llm', u, telemetry)),
+        },
+      )
     : undefined;
   if (llm) {
     services.llm = llm.service;
@@ -273,6 +326,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         log,
         inflight,
         rateLimiter: run.rateLimiter,
+        telemetry,
         router: llm.router,
         receipts,
         x402: x402 && { x402, ledger, publicUrl: () => services.publicUrl },
@@ -345,7 +399,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   sweeper.unref();
 
   let server: Server | undefined;
+  let admin: { server: Server; url: string } | undefined;
   let closed = false;
+  const metricsHot = prom && METRICS_TOKEN !== undefined ? [metricsRoute(prom, METRICS_TOKEN)] : [];
 
   return {
     config,
@@ -358,9 +414,21 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log,
     x402,
     billing,
-    listen() {
+    telemetry,
+    get adminUrl() {
+      return admin?.url;
+    },
+    async listen() {
+      if (prom && METRICS_PORT !== undefined) {
+        admin = await listenAdmin(
+          metricsRoute(prom, METRICS_TOKEN),
+          config.env.TOLLGATE_METRICS_HOST,
+          METRICS_PORT,
+        );
+        log.info({ url: `${admin.url}/metrics` }, 'metrics listener');
+      }
       return new Promise((resolve, reject) => {
-        server = createHttpServer(app, [shim.hot, mcp.hot, llmDoor.hot]);
+        server = createHttpServer(app, [shim.hot, mcp.hot, llmDoor.hot, ...metricsHot]);
         server.keepAliveTimeout = 65_000;
         // A 100 MB file PUT on a slow link outlives Node's 300 s default; headers still must arrive in 60 s.
         server.requestTimeout = 30 * 60_000;
@@ -387,6 +455,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await new Promise((r) => setImmediate(r));
       server?.closeAllConnections();
       await stopped;
+      if (admin) await new Promise((r) => admin?.server.close(r));
       await mcp.close();
       oauth.close();
       await clientMetadata.close();
@@ -401,9 +470,27 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await fileStorage.close();
       await llm?.close();
       await x402?.facilitator.close();
+      await otel?.shutdown();
       db.close();
       releaseLock();
       log.flush();
     },
   };
+}
+
+/** Traces when OTEL_* asks for them (or a test gives an exporter): the SDK is loaded only then. */
+async function startTracing(opts: GatewayOptions, log: Logger): Promise<OtelTracing | undefined> {
+  const choice = opts.traceExporter
+    ? { exporters: [], warnings: [] }
+    : tracesFromEnv(opts.otelEnv ?? process.env);
+  if (!choice) return undefined;
+  for (const w of choice.warnings) log.warn(w);
+  const { startOtel } = await import('./ops/otel-sdk.js');
+  const otel = await startOtel({
+    exporters: choice.exporters,
+    version: VERSION,
+    exporter: opts.traceExporter,
+  });
+  log.info({ exporters: choice.exporters }, 'tracing on');
+  return otel;
 }

@@ -426,6 +426,24 @@ export const REQUIREMENTS = {
     'Vendor 4xx/5xx, success:false bodies and target error statuses are failures, charged nothing, vendor text withheld.',
   'vendor:rate-limit':
     "A vendor's 429 becomes 503 upstream_busy with Retry-After; an exhausted vendor account a 503.",
+  // monitoring (docs/operator.md "Monitoring"; docs/decisions.md "Monitoring")
+  'ops:metrics':
+    'GET /metrics exposes calls by action, door, payment method and outcome, latencies, ledger, upstream, model router and process metrics.',
+  'ops:metrics-auth':
+    '/metrics needs TOLLGATE_METRICS_TOKEN as a bearer token on the public port, or is served on the admin port; off otherwise.',
+  'ops:metrics-no-secrets':
+    'No metric label carries an account id, a key, a transaction id or a caller-chosen string.',
+  'ops:money-metrics':
+    'Money metrics come from the lifecycle: charged, voided, refunded, credited, refused holds (daily caps by scope), pending holds.',
+  'ops:upstream-metrics':
+    'Vendor calls, the model router upstream and x402 facilitator answers are counted by outcome and timed.',
+  'ops:traces':
+    'Each call is a span with validate, hold, upstream, capture/void children; vendor calls nest under upstream.',
+  'ops:trace-context':
+    "A caller's W3C traceparent is continued, from HTTP headers and from MCP _meta (SEP-414).",
+  'ops:tracing-off': 'Without OTEL_* variables no tracing SDK is loaded and no span is created.',
+  'ops:soak-disconnects':
+    'A client that disconnects at any moment never ends the gateway process (no unhandled rejection); its hold is voided.',
 } as const;
 
 export type Requirement = keyof typeof REQUIREMENTS;

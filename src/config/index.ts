@@ -46,6 +46,11 @@ export const envSchema = z.object({
       'a reverse-DNS namespace, one slash and a name: com.example/tollgate',
     )
     .optional(),
+  /** Bearer token for GET /metrics on the public port; unset: /metrics is not served there. */
+  TOLLGATE_METRICS_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
+  /** A separate admin listener serving only /metrics (token required too when TOLLGATE_METRICS_TOKEN is set). */
+  TOLLGATE_METRICS_PORT: int(0, 65535).optional(),
+  TOLLGATE_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   TOLLGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Maximum JSON request body, bytes. */
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),

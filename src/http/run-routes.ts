@@ -102,6 +102,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       principal,
       payment: req.headers['payment-signature'],
       transport: 'http',
+      trace: req.headers,
       opts: {
         idempotencyKey: typeof key === 'string' ? key : undefined,
         signal: cancel.signal,

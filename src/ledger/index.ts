@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.js';
+import type { CommitHistograms } from '../lib/histogram.js';
 import { openSqlite, type SqliteDb } from '../lib/sqlite.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
 import { WorkerLedger } from './sqlite/worker-ledger.js';
@@ -13,7 +14,13 @@ export const DB_FILE = 'tollgate.db';
  */
 export function openLedger(
   dataDir: string,
-  opts: { clock: Clock; idempotencyTtlMs: number; writerThread?: boolean },
+  opts: {
+    clock: Clock;
+    idempotencyTtlMs: number;
+    writerThread?: boolean;
+    /** Each group commit observed into these (seconds, writes): the ledger commit metrics, from either thread. */
+    commits?: CommitHistograms | undefined;
+  },
 ): { ledger: Ledger; db: SqliteDb } {
   const path = join(dataDir, DB_FILE);
   const db = openSqlite(path);

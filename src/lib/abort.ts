@@ -73,7 +73,12 @@ class Link implements LinkedSignal {
  * work that ignores its signal (the work itself goes on and its result is dropped).
  */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The work was started anyway (a caller gone before the handler ran): its own rejection, typically the
+    // same abort, is dropped here — left unobserved it would be an unhandled rejection and end the process.
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

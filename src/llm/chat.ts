@@ -2,7 +2,9 @@ import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import { fingerprint } from '../lib/hash.js';
 import { formatUsd } from '../lib/money.js';
+import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
+import { observeCall } from '../run/observe.js';
 import {
   type MeteredAnswer,
   type MeteredPayment,
@@ -50,9 +52,30 @@ export interface ChatIo {
   sink: ChatStreamSink;
   /** The PAYMENT-SIGNATURE header value (an accountless caller paying with x402 `upto`). */
   payment?: unknown;
+  /** The caller's W3C trace context (the request headers); read only when tracing. */
+  trace?: TraceCarrier | undefined;
 }
 
-export async function runChatCompletion(
+export function runChatCompletion(
+  deps: MeteredDeps,
+  principal: Principal,
+  rawBody: unknown,
+  io: ChatIo,
+): Promise<ChatOutcome> {
+  const tel = deps.telemetry;
+  if (tel === undefined) return guarded(deps, principal, rawBody, io);
+  const payment =
+    principal.kind !== 'anonymous' ? principal.kind : io.payment ? ('x402' as const) : ('anonymous' as const);
+  const call = { action: LLM_ACTION, door: 'llm' as const, payment, trace: io.trace };
+  return observeCall(
+    tel,
+    call,
+    () => guarded(deps, principal, rawBody, io),
+    (o) => o,
+  );
+}
+
+async function guarded(
   deps: MeteredDeps,
   principal: Principal,
   rawBody: unknown,

@@ -19,8 +19,17 @@ function perM(p: LlmPricePair): PriceOverride {
 }
 
 /** The model router's upstream side: client, price list, tiers, and the internal LlmService built on them. */
-export function createModelRouter(config: LlmConfig & { apiKey: string }, o: { clock: Clock; log: Logger }) {
-  const upstream = new LlmUpstream({ baseUrl: config.baseUrl, apiKey: config.apiKey, log: o.log });
+export function createModelRouter(
+  config: LlmConfig & { apiKey: string },
+  o: {
+    clock: Clock;
+    log: Logger;
+    /** Wraps the upstream client (the composition root measures it as vendor `llm`). */
+    wrapUpstream?: (upstream: LlmUpstream) => LlmUpstream;
+  },
+) {
+  const client = new LlmUpstream({ baseUrl: config.baseUrl, apiKey: config.apiKey, log: o.log });
+  const upstream = o.wrapUpstream ? o.wrapUpstream(client) : client;
   const catalog = new PriceCatalog({
     listModels: (signal) => upstream.listModels(signal),
     overrides: Object.fromEntries(Object.entries(config.priceOverrides).map(([slug, p]) => [slug, perM(p)])),

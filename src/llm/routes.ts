@@ -88,6 +88,7 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
       payment: req.headers['payment-signature'],
+      trace: req.headers,
     });
     if (outcome.streamed || res.headersSent || res.destroyed) return;
     if (!outcome.ok) {

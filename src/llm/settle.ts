@@ -170,6 +170,12 @@ async function capture(
     paymentResponse = collected.receipt;
     x402 = collected.meta;
   }
+  call.deps.telemetry?.metrics.llmUsage(
+    call.route.tier ?? 'none',
+    tokens.prompt,
+    tokens.completion,
+    cost.micros,
+  );
   const micros = await call.hold.capture(amount, { provider: served, meta: { ...meta, ...x402 } });
   const receipt = signReceipt(call.deps, {
     transactionId: call.hold.callId,

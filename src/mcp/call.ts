@@ -107,6 +107,7 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
         principal,
         payment: meta?.[X402_PAYMENT_META],
         transport: 'mcp',
+        trace: meta,
         opts: { idempotencyKey: key, signal, onProgress: progressSender(call) },
       }),
     );

@@ -1,6 +1,7 @@
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import type { Telemetry } from '../ops/telemetry.js';
 import type { Inflight } from './inflight.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -12,6 +13,8 @@ export interface ScopeDeps {
   inflight: Inflight;
   /** Per-account admission rate; absent where it is not exercised (tests). */
   rateLimiter?: RateLimiter | undefined;
+  /** Metrics and traces (src/ops/telemetry.ts); absent when neither is configured. */
+  telemetry?: Telemetry | undefined;
 }
 
 /** Refuses a call before anything is reserved: over its account's rate, or while the gateway shuts down. */

@@ -122,6 +122,7 @@ async function run(
   principal: Principal,
   opts: ExecuteOptions,
 ): Promise<Outcome> {
+  const validating = deps.telemetry?.tracing?.step('validate');
   // 1. look up the action
   const action = findAction(actionId);
   if (!action) {
@@ -152,6 +153,8 @@ async function run(
       { details: { price_cents: action.priceCents, max_cost_cents: maxCost } },
     );
   }
+
+  validating?.end();
 
   const handler = deps.handlers[action.id as ActionId] as HandlerFn<ActionId> | HandlerDef<ActionId>;
   const def: HandlerDef<ActionId> = typeof handler === 'function' ? { run: handler } : handler;
@@ -235,9 +238,15 @@ async function runPaid(
   // 6. run the handler
   const provider = def.provider?.(input as never, deps.services) ?? null;
   let data: unknown;
+  const tracing = deps.telemetry?.tracing;
+  const upstream = tracing?.step('upstream');
   try {
-    data = await runHandler(deps, action, def, input, principal, hold.callId, opts);
+    data = await (upstream
+      ? tracing?.within(upstream, () => runHandler(deps, action, def, input, principal, hold.callId, opts))
+      : runHandler(deps, action, def, input, principal, hold.callId, opts));
+    upstream?.end();
   } catch (e) {
+    upstream?.end(toGatewayError(e).code);
     return failed(deps, hold, provider, e, action);
   }
 

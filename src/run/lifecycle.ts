@@ -15,6 +15,7 @@ import type {
 } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd, microsToCents } from '../lib/money.js';
+import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import { holdRefusal } from './refusals.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
@@ -51,7 +52,12 @@ export interface LifecycleDeps {
    * lack of credit then point there instead of to the operator.
    */
   accountUrl?: (() => string) | undefined;
+  /** Metrics and trace steps of every money movement (src/ops/telemetry.ts); none when absent. */
+  telemetry?: Telemetry | undefined;
 }
+
+/** The holds of this process not resolved yet (call id → when taken), oldest first: the pending-holds gauges. */
+type PendingHolds = Map<string, number>;
 
 export interface HoldSpec {
   principal: AccountPrincipal;
@@ -108,7 +114,13 @@ export class Hold {
     readonly callId: string,
     readonly accountId: string,
     readonly holdMicros: number,
-  ) {}
+    private readonly labels: { action: string; payment: PaymentLabel; pending?: PendingHolds } = {
+      action: 'unknown',
+      payment: 'api_key',
+    },
+  ) {
+    labels.pending?.set(callId, this.started);
+  }
 
   /** Milliseconds since the hold was taken. */
   elapsedMs(): number {
@@ -128,17 +140,22 @@ export class Hold {
         'cost above the hold; capped',
       );
     }
+    const tel = this.deps.telemetry;
     try {
-      const r = await this.deps.ledger.capture(this.callId, {
-        amountMicros: amount,
-        provider: rec.provider,
-        durationMs: this.elapsedMs(),
-        response: rec.response,
-        meta: rec.meta,
-        jobHandle: rec.jobHandle,
-      });
+      const r = await observed(tel, 'capture', () =>
+        this.deps.ledger.capture(this.callId, {
+          amountMicros: amount,
+          provider: rec.provider,
+          durationMs: this.elapsedMs(),
+          response: rec.response,
+          meta: rec.meta,
+          jobHandle: rec.jobHandle,
+        }),
+      );
+      tel?.metrics.charged(this.labels.action, this.labels.payment, r.chargedMicros);
       return r.chargedMicros;
     } catch (err) {
+      tel?.metrics.captureFailed();
       this.deps.log.error({ err, txn: this.callId }, 'capture failed; the result was delivered uncharged');
       return 0;
     }
@@ -147,21 +164,39 @@ export class Hold {
   /** Releases the hold: nothing is charged. Never throws (the sweeper releases a hold a failed void left). */
   async void(errorCode: string, rec: VoidRecord): Promise<void> {
     this.resolve();
-    await this.deps.ledger
-      .void(this.callId, { errorCode, provider: rec.provider, durationMs: this.elapsedMs(), meta: rec.meta })
-      .catch((err) =>
-        this.deps.log.error({ err, txn: this.callId }, 'void failed; the sweeper will release the hold'),
-      );
+    this.deps.telemetry?.metrics.voided(errorCode);
+    await observed(this.deps.telemetry, 'void', () =>
+      this.deps.ledger.void(this.callId, {
+        errorCode,
+        provider: rec.provider,
+        durationMs: this.elapsedMs(),
+        meta: rec.meta,
+      }),
+    ).catch((err) =>
+      this.deps.log.error({ err, txn: this.callId }, 'void failed; the sweeper will release the hold'),
+    );
   }
 
   private resolve(): void {
     if (this.resolved) throw new Error(`hold ${this.callId} resolved twice`);
     this.resolved = true;
+    this.labels.pending?.delete(this.callId);
   }
 }
 
 export class Lifecycle {
+  private readonly pending: PendingHolds = new Map();
+
   constructor(private readonly deps: LifecycleDeps) {}
+
+  /** Holds taken by this process and not yet resolved, and the age of the oldest (the /metrics gauges). */
+  pendingHolds(): { count: number; oldestMs: number } {
+    const oldest = this.pending.values().next();
+    return {
+      count: this.pending.size,
+      oldestMs: oldest.done ? 0 : Math.max(0, performance.now() - oldest.value),
+    };
+  }
 
   /**
    * Reserves the call's price (or worst case) before it runs. Throws the refusal as a GatewayError when the
@@ -176,27 +211,38 @@ export class Lifecycle {
         ? // Kept per (account, client): the scope keeps its own counter inside the account's.
           { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
         : undefined;
-    const begun = await this.deps.ledger.begin({
-      accountId: principal.accountId,
-      action: spec.action,
-      priceMicros: spec.priceMicros,
-      holdMicros,
-      paymentMethod: paymentMethodOf(principal),
-      principal: principalRef(principal),
-      idempotency: spec.idempotency,
-      holdTtlMs: Math.max(this.deps.holdTtlMs, spec.timeoutMs + HOLD_MARGIN_MS),
-      dailyCap: cap,
-      funding: spec.funding,
-      meta: spec.meta,
-    });
+    const begun = await observed(this.deps.telemetry, 'hold', () =>
+      this.deps.ledger.begin({
+        accountId: principal.accountId,
+        action: spec.action,
+        priceMicros: spec.priceMicros,
+        holdMicros,
+        paymentMethod: paymentMethodOf(principal),
+        principal: principalRef(principal),
+        idempotency: spec.idempotency,
+        holdTtlMs: Math.max(this.deps.holdTtlMs, spec.timeoutMs + HOLD_MARGIN_MS),
+        dailyCap: cap,
+        funding: spec.funding,
+        meta: spec.meta,
+      }),
+    );
     if (begun.kind === 'started') {
-      return { kind: 'held', hold: new Hold(this.deps, begun.callId, principal.accountId, holdMicros) };
+      const labels = { action: spec.action, payment: principal.kind, pending: this.pending };
+      return {
+        kind: 'held',
+        hold: new Hold(this.deps, begun.callId, principal.accountId, holdMicros, labels),
+      };
     }
     if (begun.kind === 'replay') return begun;
-    throw holdRefusal(begun, spec, holdMicros, {
+    const refusal = holdRefusal(begun, spec, holdMicros, {
       now: this.deps.clock.now(),
       accountUrl: this.deps.accountUrl?.(),
     });
+    this.deps.telemetry?.metrics.holdRefused(
+      refusal.code as HoldRefusal,
+      (refusal.details?.scope as CapScope | undefined) ?? 'none',
+    );
+    throw refusal;
   }
 
   /**
@@ -207,6 +253,7 @@ export class Lifecycle {
     try {
       const r = await this.deps.ledger.refundJob(accountId, handle, reason);
       if (r.refundedMicros > 0) {
+        this.deps.telemetry?.metrics.refunded(reason, r.refundedMicros);
         this.deps.log.info({ txn: r.callId, micros: r.refundedMicros, handle }, 'refunded a failed job');
       }
     } catch (err) {
@@ -217,7 +264,10 @@ export class Lifecycle {
   /** Money from outside onto an account. Returns the new balance. */
   credit(accountId: string, micros: number, reason: CreditReason, memo: string) {
     this.deps.log.info({ account: accountId, micros, reason }, 'credit');
-    return this.deps.ledger.credit(accountId, micros, memo);
+    return this.deps.ledger.credit(accountId, micros, memo).then((balance) => {
+      this.deps.telemetry?.metrics.credited(reason, micros);
+      return balance;
+    });
   }
 
   /**
@@ -248,6 +298,7 @@ export class Lifecycle {
     const r = await this.deps.ledger.recordExternal(req);
     if (r.kind === 'recorded') {
       const { accountId, kind, micros, externalRef } = req;
+      this.deps.telemetry?.metrics.cardMoney(kind, r.movedMicros);
       this.deps.log.info(
         { account: accountId, kind, micros, moved: r.movedMicros, ref: externalRef, txn: r.movementId },
         'card money',
@@ -293,6 +344,7 @@ export class Lifecycle {
   /** The card's answer: paid (the line is restored) or declined (the line is frozen). */
   async finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult> {
     const r = await this.deps.ledger.finishSettlement(movementId, outcome);
+    this.deps.telemetry?.metrics.cardSettlement(r.kind, r.kind === 'settled' ? r.micros : 0);
     this.deps.log.info(
       { txn: movementId, outcome: r.kind, ...(outcome.ok ? {} : { reason: outcome.reason }) },
       'settlement',
@@ -301,8 +353,10 @@ export class Lifecycle {
   }
 
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
-  sweep(now: number) {
-    return this.deps.ledger.sweep(now);
+  async sweep(now: number) {
+    const r = await this.deps.ledger.sweep(now);
+    if (r.expiredHolds > 0) this.deps.telemetry?.metrics.holdsExpired(r.expiredHolds);
+    return r;
   }
 
   /** At the start of a gateway that owns its database alone: every pending hold was left by a dead process. */
@@ -313,4 +367,25 @@ export class Lifecycle {
 
 function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
   return p.kind;
+}
+
+/** One ledger write under its trace step and its latency metric; just the write without telemetry. */
+async function observed<T>(
+  tel: Telemetry | undefined,
+  op: 'hold' | 'capture' | 'void',
+  write: () => Promise<T>,
+): Promise<T> {
+  if (tel === undefined) return write();
+  const step = tel.tracing?.step(op);
+  const started = performance.now();
+  try {
+    const r = await write();
+    step?.end();
+    return r;
+  } catch (e) {
+    step?.end('ledger_error');
+    throw e;
+  } finally {
+    tel.metrics.ledgerOp(op, (performance.now() - started) / 1000);
+  }
 }

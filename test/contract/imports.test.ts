@@ -24,10 +24,12 @@ const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
   auth: ['auth', 'ledger', 'errors', 'lib', 'config'],
-  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports'],
+  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
-  llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports'],
+  llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports', 'ops'],
+  // Monitoring: the telemetry seam (interfaces, no-op) and its Prometheus and OpenTelemetry implementations.
+  ops: ['ops', 'errors', 'lib'],
   // The ports: interfaces handlers are given and infrastructure implements (vendor client types included).
   ports: ['ports', 'upstreams', 'lib', 'errors'],
   upstreams: ['upstreams', 'lib', 'errors', 'ports'],

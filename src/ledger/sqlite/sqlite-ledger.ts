@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
+import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import {
@@ -38,6 +39,8 @@ export interface SqliteLedgerOptions {
   clock: Clock;
   /** Idempotency keys older than this are forgotten (Stripe: at least 24 h). */
   idempotencyTtlMs: number;
+  /** Each group commit is observed into these: seconds from BEGIN to COMMIT, and the writes it carried. */
+  commits?: CommitHistograms | undefined;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -72,7 +75,16 @@ export class SqliteLedger implements Ledger {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
-    this.q = new WriteQueue(db);
+    const c = opts.commits;
+    this.q = new WriteQueue(
+      db,
+      undefined,
+      c &&
+        ((seconds, writes) => {
+          c.seconds.observe(seconds);
+          c.writes.observe(writes);
+        }),
+    );
     this.refunds = new SqliteRefunds(db);
     this.movements_ = new SqliteMovements(db);
     this.s = prepareStatements(db);

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../../lib/clock.js';
+import type { CommitHistograms } from '../../lib/histogram.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import { type Ledger, type LedgerAdmin, type LedgerMoney, LedgerStateError } from '../types.js';
 import { SqliteLedger } from './sqlite-ledger.js';
@@ -47,11 +48,20 @@ export class WorkerLedger extends SqliteLedger implements Ledger {
   constructor(
     db: SqliteDb,
     path: string,
-    private readonly opts: { clock: Clock; idempotencyTtlMs: number },
+    private readonly opts: { clock: Clock; idempotencyTtlMs: number; commits?: CommitHistograms | undefined },
   ) {
     // Runs the migrations on this connection before the writer opens its own.
-    super(db, opts);
-    this.worker = spawnWriter({ path, idempotencyTtlMs: opts.idempotencyTtlMs });
+    super(db, { clock: opts.clock, idempotencyTtlMs: opts.idempotencyTtlMs });
+    // The commits happen on the writer thread: it observes them into the same (shared) histograms.
+    const c = opts.commits;
+    this.worker = spawnWriter({
+      path,
+      idempotencyTtlMs: opts.idempotencyTtlMs,
+      commits: c && {
+        seconds: { bounds: c.seconds.bounds, buffer: c.seconds.data.buffer },
+        writes: { bounds: c.writes.bounds, buffer: c.writes.data.buffer },
+      },
+    });
     // The writes shadow SqliteLedger's own (which the writer thread runs); reads stay inherited.
     for (const method of Object.keys(WRITES) as WriteMethod[]) {
       Object.defineProperty(this, method, { value: (...args: unknown[]) => this.write(method, args) });
@@ -103,7 +113,19 @@ export class WorkerLedger extends SqliteLedger implements Ledger {
  * Starts ./writer-thread: the compiled .js in production; from TypeScript sources (tests, `npm run dev`)
  * through tsx's loader, registered inside the worker (Node 20 workers do not take `--import` loaders).
  */
-function spawnWriter(workerData: { path: string; idempotencyTtlMs: number }): Worker {
+/** What the writer thread is started with; the commit histograms' buffers are SharedArrayBuffers. */
+export interface WriterData {
+  path: string;
+  idempotencyTtlMs: number;
+  commits?: { seconds: SharedHistogramData; writes: SharedHistogramData } | undefined;
+}
+
+interface SharedHistogramData {
+  bounds: readonly number[];
+  buffer: ArrayBufferLike;
+}
+
+function spawnWriter(workerData: WriterData): Worker {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new Worker(new URL('./writer-thread.js', here), { workerData });
   const entry = new URL('./writer-thread.ts', here).href;

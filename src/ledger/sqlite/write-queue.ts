@@ -34,6 +34,8 @@ export class WriteQueue {
   constructor(
     private readonly db: SqliteDb,
     private readonly maxBatch = 256,
+    /** Told of each commit: BEGIN to COMMIT in seconds, and the writes it carried (the /metrics histograms). */
+    private readonly onCommit?: ((seconds: number, writes: number) => void) | undefined,
   ) {
     this.savepoint = db.prepare('SAVEPOINT op');
     this.release = db.prepare('RELEASE op');
@@ -78,6 +80,7 @@ export class WriteQueue {
       this.db.pragma(`synchronous = ${full ? 'FULL' : 'NORMAL'}`);
       this.synchronousFull = full;
     }
+    const started = this.onCommit ? performance.now() : 0;
     try {
       this.begin.run();
       for (const job of batch) {
@@ -93,6 +96,7 @@ export class WriteQueue {
         }
       }
       this.commit.run();
+      this.onCommit?.((performance.now() - started) / 1000, batch.length);
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const job of batch) job.reject(error);

@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { Histogram } from '../../lib/histogram.js';
 import { openSqlite } from '../../lib/sqlite.js';
 import { SqliteLedger } from './sqlite-ledger.js';
-import type { WriteRequest, WriteResponse } from './worker-ledger.js';
+import type { WriteRequest, WriteResponse, WriterData } from './worker-ledger.js';
 
 // The ledger's writer, on its own thread: every write of the ledger (holds, captures, voids, credits, keys)
 // runs here, through the same SqliteLedger and its group-commit write queue, so the fsync of a commit never
@@ -10,11 +11,16 @@ import type { WriteRequest, WriteResponse } from './worker-ledger.js';
 
 const port = parentPort;
 if (!port) throw new Error('writer-thread.ts runs as a worker');
-const { path, idempotencyTtlMs } = workerData as { path: string; idempotencyTtlMs: number };
+const { path, idempotencyTtlMs, commits: shared } = workerData as WriterData;
+// The commit metrics: views of the main thread's histograms (SharedArrayBuffers), observed here.
+const commits = shared && {
+  seconds: new Histogram(shared.seconds.bounds, shared.seconds.buffer as SharedArrayBuffer),
+  writes: new Histogram(shared.writes.bounds, shared.writes.buffer as SharedArrayBuffer),
+};
 const db = openSqlite(path);
 // The main thread's clock, as of each request (tests drive it by hand): read by the ledger when it is called.
 let now = 0;
-const ledger = new SqliteLedger(db, { clock: { now: () => now }, idempotencyTtlMs });
+const ledger = new SqliteLedger(db, { clock: { now: () => now }, idempotencyTtlMs, commits });
 type Method = (...args: unknown[]) => Promise<unknown>;
 
 port.on('message', (m: WriteRequest) => {

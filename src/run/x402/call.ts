@@ -5,7 +5,9 @@ import { type Action, findAction } from '../../../catalog/index.js';
 import { GatewayError } from '../../errors.js';
 import { fingerprint } from '../../lib/hash.js';
 import { centsToMicros } from '../../lib/money.js';
+import { type PaymentLabel, type TraceCarrier, UNKNOWN_ACTION } from '../../ops/telemetry.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
+import { observeCall } from '../observe.js';
 import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
@@ -53,13 +55,33 @@ export interface CallRequest {
   /** Sets the challenge's `resource.url`: the action's URL over HTTP, `mcp://tool/{name}` over MCP. */
   transport: Transport;
   opts?: ExecuteOptions;
+  /** The caller's W3C trace context: the HTTP headers, or MCP `_meta` (SEP-414). Read only when tracing. */
+  trace?: TraceCarrier | undefined;
 }
 
-export async function executeCall(
-  run: RunDeps,
-  x402: X402Deps | undefined,
-  req: CallRequest,
-): Promise<CallResult> {
+export function executeCall(run: RunDeps, x402: X402Deps | undefined, req: CallRequest): Promise<CallResult> {
+  const tel = run.telemetry;
+  if (tel === undefined) return dispatch(run, x402, req);
+  // Metrics and traces see the whole call, x402 refusals before execute included.
+  return observeCall(
+    tel,
+    {
+      action: findAction(req.actionId) ? req.actionId : UNKNOWN_ACTION,
+      door: req.transport,
+      payment: paymentLabel(req),
+      trace: req.trace,
+    },
+    () => dispatch(run, x402, req),
+    (r) => r.outcome,
+  );
+}
+
+function paymentLabel(req: CallRequest): PaymentLabel {
+  if (req.principal.kind !== 'anonymous') return req.principal.kind;
+  return req.payment === undefined || req.payment === null || req.payment === '' ? 'anonymous' : 'x402';
+}
+
+async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallRequest): Promise<CallResult> {
   const opts = req.opts ?? {};
   const action = findAction(req.actionId);
   if (action?.access !== 'paid' || req.principal.kind !== 'anonymous') {
