@@ -25,7 +25,7 @@ export interface McpVerifierOptions {
   /** The MCP endpoint's URL (RFC 8707 resource), read per call because the public URL is known late in tests. */
   resource: () => URL;
   /**
-   * Scopes carried by credentials that cover everything (API keys, spec §5; x402), so the door's required
+   * Scopes carried by credentials that cover everything (API keys, docs/spec.md §5; x402), so the door's required
    * scopes never refuse them. OAuth tokens carry what was granted.
    */
   keyScopes?: readonly string[];

@@ -3,11 +3,11 @@ import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 import { httpUrl } from './shared.js';
 
-// files (spec §2.3, §4.4): the file library. Files persist across tasks and belong to the caller's account.
+// files (docs/spec.md §2.3, §4.4): the file library. Files persist across tasks and belong to the caller's account.
 
 const STRICT = true;
 
-/** Spec §8: 100 MB per file. */
+/** docs/spec.md §8: 100 MB per file. */
 export const MAX_FILE_BYTES = 104_857_600;
 
 /** type/subtype with optional parameters, printable ASCII only: it is sent back as the Content-Type header. */

@@ -9,7 +9,7 @@ import { scraperB } from './scraperB.js';
 import { scraperC } from './scraperC.js';
 import { videoasm } from './videoasm.js';
 
-// The registry, in spec §4 order (MCP lists tools in this order).
+// The registry, in docs/spec.md §4 order (MCP lists tools in this order).
 export const catalog = {
   ...mediastage,
   ...videoasm,

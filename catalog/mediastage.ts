@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 
-// mediastage (spec §2.4, §4.2): staging a media file on fal.ai storage before a generation.
+// mediastage (docs/spec.md §2.4, §4.2): staging a media file on fal.ai storage before a generation.
 
 const STRICT = true;
 

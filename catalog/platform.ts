@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 
-// platform (spec §4.3): the gateway's own meta-operations.
+// platform (docs/spec.md §4.3): the gateway's own meta-operations.
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
@@ -24,7 +24,7 @@ const SUPERSEARCH_FACETS = [
   'social',
 ] as const;
 
-/** Spec §4.3 names the six social networks only by description; these are their lowercase names. */
+/** docs/spec.md §4.3 names the six social networks only by description; these are their lowercase names. */
 export const SUPERSEARCH_PLATFORMS = [
   'tiktok',
   'instagram',

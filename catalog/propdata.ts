@@ -3,7 +3,7 @@ import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 import { latitude, longitude, radiusMiles } from './propstats.js';
 
-// propdata (spec §4.6): property detail, AVM, skip trace and parcels, backed by RealEstateAPI.
+// propdata (docs/spec.md §4.6): property detail, AVM, skip trace and parcels, backed by RealEstateAPI.
 // Additional properties allowed: unknown fields are forwarded to the vendor in the JSON body.
 
 const STRICT = false;

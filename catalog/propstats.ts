@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 
-// propstats (spec §4.5): property records, valuations, listings and market statistics, backed by RentCast.
+// propstats (docs/spec.md §4.5): property records, valuations, listings and market statistics, backed by RentCast.
 // Additional properties allowed: unknown fields are forwarded to the vendor as query parameters.
 
 const STRICT = false;
@@ -96,7 +96,7 @@ function checkPairs(v: Loc, ctx: Ctx): boolean {
   return lat && lon;
 }
 
-/** Area searches: a location is address, zipCode, city+state, or latitude+longitude+radius (spec §4.5). */
+/** Area searches: a location is address, zipCode, city+state, or latitude+longitude+radius (docs/spec.md §4.5). */
 function requireLocation(v: Loc & { address?: unknown; zipCode?: unknown }, ctx: Ctx): void {
   const coords = checkPairs(v, ctx);
   if (v.address !== undefined || v.zipCode !== undefined || (v.city !== undefined && v.state !== undefined)) {

@@ -10,7 +10,7 @@ import {
   startAnnotations,
 } from './web-shared.js';
 
-// scraperA (spec §4.7): additional properties allowed (passed on to the vendor). Firecrawl v1 when configured,
+// scraperA (docs/spec.md §4.7): additional properties allowed (passed on to the vendor). Firecrawl v1 when configured,
 // else the built-in web engine; search is vendor-only.
 
 const LOOSE = false;
@@ -114,7 +114,7 @@ export const crawlStatus = defineAction({
   // an accountless (x402) payer polls its crawl with the id alone; an account's ids need its credential.
   priceCents: 0,
   access: 'public',
-  // Not in the spec's list; like every scraperA action it accepts additional properties (spec §4.7).
+  // Not in the spec's list; like every scraperA action it accepts additional properties (docs/spec.md §4.7).
   strict: LOOSE,
   input: inputObject(LOOSE, {
     id: crawlId,

@@ -10,7 +10,7 @@ import {
   startAnnotations,
 } from './web-shared.js';
 
-// scraperB (spec §4.7): additional properties allowed except crawl_status, extract and extract_status (strict).
+// scraperB (docs/spec.md §4.7): additional properties allowed except crawl_status, extract and extract_status (strict).
 // fastCRW when configured, else the built-in web engine; search, stealth and country are vendor-only.
 
 const LOOSE = false;

@@ -3,7 +3,7 @@ import { defineAction, inputObject, outputObject } from './define.js';
 import { group } from './group.js';
 import { httpUrl } from './shared.js';
 
-// scraperC (spec §4.7): strict, unknown fields rejected. Backed by ScrapingAnt v2 when configured, else by the
+// scraperC (docs/spec.md §4.7): strict, unknown fields rejected. Backed by ScrapingAnt v2 when configured, else by the
 // built-in web engine (residential proxies and proxy_country are vendor-only).
 
 const STRICT = true;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The video-assembly composition (spec §2.5), CueFrame's canonical wire shape. Objects are loose: CueFrame adds
+// The video-assembly composition (docs/spec.md §2.5), CueFrame's canonical wire shape. Objects are loose: CueFrame adds
 // fields (markers, captions, playbackRate, audioRole, …) and we pass them on. Where the spec names values we
 // enforce them; where it says other values exist (focus modes) or leaves a type unshown (the optional clip
 // fields), we stay tolerant and let the provider's validator judge.
@@ -55,7 +55,7 @@ const reframeSegment = z
   .looseObject({
     startSec: seconds('Segment start within the clip'),
     endSec: seconds('Segment end within the clip'),
-    // Spec §2.5: a zoom above 1.0 fails validation.
+    // docs/spec.md §2.5: a zoom above 1.0 fails validation.
     zoom: z.number().positive().max(1).optional().describe('Zoom factor, > 0 and at most 1.0.'),
     focus,
     ease: z

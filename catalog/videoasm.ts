@@ -4,14 +4,14 @@ import { group } from './group.js';
 import { pollFields } from './shared.js';
 import { composition, compositionFields, partialFormat } from './videoasm-composition.js';
 
-// videoasm (spec §4.2): video assembly on CueFrame. upload → create_project → validate → put_composition →
+// videoasm (docs/spec.md §4.2): video assembly on CueFrame. upload → create_project → validate → put_composition →
 // render → result. Additional properties are allowed (spec), except on the poll action, whose shape we chose.
 
 const LOOSE = false;
 const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 const read = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
 
-/** Spec §4.2: video (mp4, quicktime, mkv, webm); audio (mpeg, wav, x-wav, mp4, aac); image (png, jpeg, webp). */
+/** docs/spec.md §4.2: video (mp4, quicktime, mkv, webm); audio (mpeg, wav, x-wav, mp4, aac); image (png, jpeg, webp). */
 export const ACCEPTED_CONTENT_TYPES = [
   'video/mp4',
   'video/quicktime',

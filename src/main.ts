@@ -255,7 +255,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     fetchClientMetadata: clientMetadata.get,
     otherSignIn: (req, res, result) => (accountSignIn as OtherSignIn)(req, res, result),
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
-    // (spec §5; docs/decisions.md "Card payments and the credit line").
+    // (docs/spec.md §5; docs/decisions.md "Card payments and the credit line").
   });
   const billing =
     payments &&

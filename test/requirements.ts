@@ -1,11 +1,12 @@
-// The spec as a requirements list. Tests cite the rule they verify (by putting its id in the test name or a
-// comment); test/contract/requirements.test.ts fails if a rule here is cited by no test.
+// The spec (docs/spec.md; the § numbers below are its sections) as a requirements list. Tests cite the rule they
+// verify (by putting its id in the test name or a comment); test/contract/requirements.test.ts fails if a rule here
+// is cited by no test.
 
 export const REQUIREMENTS = {
   // billing
   'billing:charge-only-on-success':
-    'A call is charged only when it succeeds; any failure charges nothing (spec §1.3, §7).',
-  'billing:price-known-before': 'Every call has a fixed price known before it runs (spec §1.2).',
+    'A call is charged only when it succeeds; any failure charges nothing (docs/spec.md §1.3, §7).',
+  'billing:price-known-before': 'Every call has a fixed price known before it runs (docs/spec.md §1.2).',
   'billing:max-cost-guard':
     'max_cost_cents is a ceiling accepted on every action; a higher price is refused, not charged (§2.2).',
   'billing:recorded-to-the-cent': 'Each call is recorded in the transaction history (§1.4).',
@@ -140,9 +141,9 @@ export const REQUIREMENTS = {
   'oauth:pages-accessible': 'Pages are accessible server-rendered HTML with no script or external asset.',
   'oauth:pages-in-browser': 'The sign-in and consent pages work in a real browser (headless Chromium).',
   // catalog
-  'catalog:constraints': 'Each action enforces the lengths, enums, ranges and counts of spec §2-§4.',
-  'catalog:prices': 'Prices match the spec §4.1 price list.',
-  // propstats (spec §4.5) and propdata (spec §4.6)
+  'catalog:constraints': 'Each action enforces the lengths, enums, ranges and counts of docs/spec.md §2-§4.',
+  'catalog:prices': 'Prices match the docs/spec.md §4.1 price list.',
+  // propstats (docs/spec.md §4.5) and propdata (docs/spec.md §4.6)
   'propstats:location-required':
     'properties, sale-listings and rental-listings need address, zipCode, city+state or latitude+longitude+radius.',
   'propstats:estimate-subject': 'value-estimate and rent-estimate need address or latitude+longitude (§4.5).',
@@ -163,7 +164,7 @@ export const REQUIREMENTS = {
     'parcel polygon: at least 3 points, each exactly { latitude, longitude } (§4.6).',
   'propdata:parcel-geojson': 'parcel returns the boundary as GeoJSON (§4.6).',
   'propdata:passthrough': 'Additional properties are accepted and forwarded to the vendor (§4.6).',
-  // mcp (spec §1.5, §5; DESIGN.md; docs/decisions.md "MCP")
+  // mcp (docs/spec.md §1.5, §5; docs/decisions.md "MCP")
   'mcp:fast-path':
     'A plain tools/call is served without the SDK machinery and answers exactly as the SDK path would.',
   'mcp:both-eras':
@@ -198,7 +199,7 @@ export const REQUIREMENTS = {
     'The MCP server card (SEP-2127, experimental) is served at /mcp/server-card and /.well-known/mcp/server-card.json: identity, remotes and protocol versions consistent with the live server, CORS, cache headers and ETag.',
   'mcp:registry-server-json':
     "server.json in the MCP registry's format (schema 2025-12-11) is generated from the catalog and config; the committed copy is current.",
-  // files (spec §2.3, §4.4, §8)
+  // files (docs/spec.md §2.3, §4.4, §8)
   'files:upload-put-get':
     'files/upload returns file_id, put_url, get_url; PUT of exactly size_bytes then GET returns the bytes.',
   'files:size-limit':
@@ -223,11 +224,11 @@ export const REQUIREMENTS = {
     'Processes sharing one data dir share its files safely: one signing secret, each object written once.',
   'files:shared-storage':
     'Gateways sharing one bucket (and metadata store) serve each other’s files and honour each other’s links.',
-  // mediastage (spec §2.4, §4.2)
+  // mediastage (docs/spec.md §2.4, §4.2)
   'mediastage:upload':
     'mediastage/upload returns { upload_url, file_url } from fal storage; PUT then GET works.',
   'mediastage:vendor-failure-uncharged': 'A fal storage 4xx/5xx charges nothing and shows no vendor text.',
-  // videoasm (spec §2.5, §2.6, §4.2, §7)
+  // videoasm (docs/spec.md §2.5, §2.6, §4.2, §7)
   'videoasm:flow':
     'upload → create_project → validate → put_composition → render → result, each charged once.',
   'videoasm:upload-content-types': 'videoasm/upload accepts only the spec’s video, audio and image types.',
@@ -300,7 +301,7 @@ export const REQUIREMENTS = {
     'Operator commands other than serve and accounts create never create a database; they name the one they miss.',
   'ops:storage-url':
     'TOLLGATE_STORAGE_URL is checked at start-up (clear problems, never echoing secrets); AWS credentials are never logged.',
-  // model router (spec §4.9, §7, §8)
+  // model router (docs/spec.md §4.9, §7, §8)
   'llm:openai-compatible':
     'POST /api/llm/v1/chat/completions speaks the OpenAI wire format, streaming and not; the openai client works unmodified.',
   'llm:api-key-auth': 'The router takes the same API keys as the catalog (§5).',
@@ -338,7 +339,7 @@ export const REQUIREMENTS = {
   'llm:upstream-429-not-ours': "The upstream's own 429 is never passed off as the caller's 429.",
   'llm:internal-service':
     "The internal LlmService uses the same tiers and fallback; its cost is the gateway's own (no ledger).",
-  // x402 (spec §5, §7; docs/decisions.md "x402")
+  // x402 (docs/spec.md §5, §7; docs/decisions.md "x402")
   'x402:mcp-pays-through-meta':
     'Over MCP, an unpaid call gets the challenge as an isError result; _meta["x402/payment"] pays it (§5).',
   'x402:unpaid-call-gets-402':
@@ -383,7 +384,7 @@ export const REQUIREMENTS = {
     'A receipt verifies with only the public key published at /.well-known/tollgate-receipts.json; a tampered one does not.',
   'receipt:key':
     'The receipt key comes from TOLLGATE_RECEIPT_SIGNING_KEY or is generated once and kept in the database, the same for every replica.',
-  // web engine, scrapers and the SSRF guard (spec §4.7, §3; docs/decisions.md "Web engine")
+  // web engine, scrapers and the SSRF guard (docs/spec.md §4.7, §3; docs/decisions.md "Web engine")
   'ssrf:refuse-private':
     'A caller URL naming loopback, private, link-local, CGNAT, multicast, reserved, ULA or IPv4-mapped addresses (in any spelling), or a non-http(s) scheme, is refused with a 4xx and nothing charged.',
   'ssrf:redirect-hops':

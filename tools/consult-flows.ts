@@ -79,7 +79,7 @@ function clipSeconds(x: Extracted): number {
   return m ? Number(m[1]) : 10;
 }
 
-/** Spec §4.2's order: store → import → project → validate → put_composition → render → result. */
+/** docs/spec.md §4.2's order: store → import → project → validate → put_composition → render → result. */
 export function videoPipeline(x: Extracted): Step[] {
   const steps: Step[] = [];
   const fileId = x.ids.find((i) => i.kind === 'file')?.value;

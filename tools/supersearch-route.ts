@@ -1,7 +1,7 @@
 import type { InputOf } from './types.js';
 
 // platform/supersearch's routing. When the caller gives only a query (no facets), an intent classifier picks the
-// facets (spec §4.3): plain rules over the query's words, so it costs nothing, needs no model and is the same
+// facets (docs/spec.md §4.3): plain rules over the query's words, so it costs nothing, needs no model and is the same
 // every time. Then the plan is fitted into the internal budget: every source call is costed at the catalog
 // price of the action it stands for (a search 1 cent, a browser render 1, a residential fetch 4; the built-in
 // plain fetch is free), and facets that do not fit are skipped and reported.
@@ -102,7 +102,7 @@ export function route(input: Input, searchIndexes: number): Route {
     input.platform ?? (byCaller ? undefined : PLATFORM_WORDS.find(([re]) => re.test(input.query))?.[1]);
   if (platform) out.platform = platform;
   if (urls.length > 0) {
-    // urls skip search (spec §4.3): fetching them is the whole plan; a hard page may cost a residential fetch.
+    // urls skip search (docs/spec.md §4.3): fetching them is the whole plan; a hard page may cost a residential fetch.
     out.budgetCents = input.budgetCents ?? DEFAULT_EXTRA_CENTS;
     return out;
   }

@@ -13,7 +13,7 @@ import {
 } from './supersearch-sources.js';
 import type { InputOf, OutputOf } from './types.js';
 
-// platform/supersearch: a flat-priced fan-out (spec §4.3). The route (supersearch-route) says which facets run,
+// platform/supersearch: a flat-priced fan-out (docs/spec.md §4.3). The route (supersearch-route) says which facets run,
 // from the caller or from the intent classifier, within the internal budget. Each facet runs its own source
 // ladder concurrently (supersearch-sources); results are filtered by domain, merged across facets (a page found
 // by several facets ranks higher and says which), deduplicated and capped. `urls` skip search: the pages are

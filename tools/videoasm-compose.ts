@@ -2,7 +2,7 @@ import { composition as compositionSchema } from '../catalog/videoasm-compositio
 import type { ValidationIssue } from '../src/upstreams/cueframe.js';
 import type { HandlerContext } from './context.js';
 
-// Compositions on their way to CueFrame: unwrapping, the gateway's own §2.5 checks, and the translation of
+// Compositions on their way to CueFrame: unwrapping, the gateway's own docs/spec.md §2.5 checks, and the translation of
 // our media ids (owner-bound handles minted by videoasm/upload) into CueFrame's. A mediaId that is not one of
 // the caller's own media items never reaches CueFrame, so one account cannot render another's media.
 
@@ -20,7 +20,7 @@ export function compositionOf(body: Json, own: readonly string[]): Json {
   return out;
 }
 
-/** Spec §2.5 checks (enums, required clip fields, volume 0-4, zoom at most 1.0, …) as validation entries. */
+/** docs/spec.md §2.5 checks (enums, required clip fields, volume 0-4, zoom at most 1.0, …) as validation entries. */
 export function schemaIssues(composition: Json): ValidationIssue[] {
   const parsed = compositionSchema.safeParse(composition);
   if (parsed.success) return [];

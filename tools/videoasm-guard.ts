@@ -3,7 +3,7 @@ import { GatewayError } from '../src/errors.js';
 import { fingerprint } from '../src/lib/hash.js';
 import type { HandleRecord, HandlerContext } from './context.js';
 
-// Spec §4.2: "Validation is required before put_composition and render, repeated until `valid` is true": clips
+// docs/spec.md §4.2: "Validation is required before put_composition and render, repeated until `valid` is true": clips
 // that fail validation are silently dropped and an invalid edit wastes a paid render. The gateway holds callers
 // to it. videoasm/validate records the fingerprint of each composition it found valid (per account, as a handle
 // of kind `vld`); videoasm/put_composition records the fingerprint of what it stored on the project's handle;

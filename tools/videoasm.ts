@@ -43,7 +43,7 @@ async function ownProject(ctx: HandlerContext, projectId: string): Promise<Handl
   return rec;
 }
 
-/** The content type videoasm/upload imports with: the override, else the stored file's, checked against §4.2. */
+/** The content type videoasm/upload imports with: the override, else the stored file's, checked against docs/spec.md §4.2. */
 function importType(input: InputOf<'videoasm/upload'>, storedMime: string | null): string {
   if (input.contentType !== undefined) return baseMediaType(input.contentType);
   if (storedMime && isAcceptedContentType(storedMime)) return baseMediaType(storedMime);
@@ -132,7 +132,7 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
     run: async (input, ctx) => {
       const composition = compositionOf(input, []);
       // The gateway's own checks first: a structurally broken composition is reported without a round trip,
-      // as validation entries (spec §7 rule 3), not as a refused call.
+      // as validation entries (docs/spec.md §7 rule 3), not as a refused call.
       const issues = schemaIssues(composition);
       const t = await translateMedia(composition, ctx);
       for (const u of t.unknown) {
@@ -154,7 +154,7 @@ export const videoasmHandlers: ServiceHandlers<'videoasm'> = {
   },
 
   'videoasm/render': {
-    // Spec §7: priority interactive is reserved for editor-session tokens; an API caller gets 403 before any hold.
+    // docs/spec.md §7: priority interactive is reserved for editor-session tokens; an API caller gets 403 before any hold.
     precheck: (input, services) =>
       input.priority === 'interactive'
         ? new GatewayError(

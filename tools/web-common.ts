@@ -40,7 +40,7 @@ export function firstOf(...checks: Array<GatewayError | undefined | false>): Gat
   return undefined;
 }
 
-/** `js_snippet` is base64 (spec §4.7); decoded here so a bad one is a 400 naming the field. */
+/** `js_snippet` is base64 (docs/spec.md §4.7); decoded here so a bad one is a 400 naming the field. */
 export function decodeSnippet(b64: string | undefined): string | undefined {
   if (b64 === undefined) return undefined;
   const compact = b64.replace(/\s+/g, '');

@@ -1,5 +1,5 @@
 // The scopes of tollgate's authorization server. One resource scope, `mcp`: every tool, paid ones charged to
-// the signed-in account (an API key also covers everything, spec §5). The OpenID scopes are accepted because
+// the signed-in account (an API key also covers everything, docs/spec.md §5). The OpenID scopes are accepted because
 // hosts ask for them; registration refuses scopes the server does not list.
 
 export const MCP_SCOPE = 'mcp';

@@ -6,7 +6,7 @@ import type { Lifecycle } from '../run/lifecycle.js';
 import type { BillingStore, SettlementChargeRow } from './store.js';
 import { classifyStripeError, type StripeClient } from './stripe-client.js';
 
-// The card settles only actual usage (spec §5). A settlement reserves what an account drew on its line (whole
+// The card settles only actual usage (docs/spec.md §5). A settlement reserves what an account drew on its line (whole
 // cents, at most the line) in the ledger, then charges exactly that to the card on file, off-session, with the
 // reservation's id as the idempotency key. Its parameters are fixed at the first attempt (store), so a retry
 // after an unknown outcome sends the very same request and Stripe answers it instead of charging again.

@@ -11,7 +11,7 @@ import { type X402Config, x402Config } from './x402.js';
 // every problem listed (not just the first). `.env.example` lists the same variables; a contract test keeps
 // the two in step.
 
-/** Vendor groups of DESIGN.md: `TOLLGATE_<VENDOR>_API_KEY` / `_BASE_URL`. */
+/** Vendor groups (docs/vendors.md): `TOLLGATE_<VENDOR>_API_KEY` / `_BASE_URL`. */
 export const VENDORS = {
   FIRECRAWL: { label: 'scraperA (Firecrawl)', defaultBaseUrl: 'https://api.firecrawl.dev' },
   FASTCRW: { label: 'scraperB (fastCRW)', defaultBaseUrl: 'https://api.fastcrw.com' },
@@ -106,7 +106,7 @@ export const envSchema = z.object({
     .regex(/^whsec_\w+$/, 'a webhook signing secret (whsec_…)')
     .optional(),
   TOLLGATE_STRIPE_BASE_URL: url.optional(),
-  /** The credit line an account gets once a card is on file (spec §5, §8: 2 USD); 0 turns lines off. */
+  /** The credit line an account gets once a card is on file (docs/spec.md §5, §8: 2 USD); 0 turns lines off. */
   TOLLGATE_WELCOME_CREDIT_USD: usd.default('2'),
   TOLLGATE_TOPUP_MIN_USD: usd.default('5'),
   TOLLGATE_TOPUP_MAX_USD: usd.default('500'),
@@ -167,7 +167,7 @@ export const envSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex key')
     .optional(),
-  // Model router (spec §4.9, §8). Its upstream is TOLLGATE_LLM_API_KEY / TOLLGATE_LLM_BASE_URL below.
+  // Model router (docs/spec.md §4.9, §8). Its upstream is TOLLGATE_LLM_API_KEY / TOLLGATE_LLM_BASE_URL below.
   /** Inference spend per account per UTC day, USD; beyond it the router answers 429 with Retry-After. */
   TOLLGATE_LLM_DAILY_CAP_USD: usd.refine((v) => /[1-9]/.test(v), 'above 0').default('10'),
   /** Tier fallback lists: exact upstream slugs, comma-separated, tried in order (defaults in LLM_DEFAULT_TIERS). */

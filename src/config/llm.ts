@@ -24,7 +24,7 @@ export interface LlmConfig {
 
 /**
  * Default tiers (OpenRouter slugs, mid-2026 market) with their ceilings in USD per million tokens,
- * prompt/completion. Spec §4.9's guidance per typical call: cheap well under 0.1 cent, mid 0.1-1 cent, best
+ * prompt/completion. docs/spec.md §4.9's guidance per typical call: cheap well under 0.1 cent, mid 0.1-1 cent, best
  * 1-3 cents. A listed model whose price rises above its tier's ceiling drops out of the tier by itself.
  */
 export const LLM_DEFAULT_TIERS: Record<LlmTierId, { models: string[]; ceiling: string }> = {

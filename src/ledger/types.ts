@@ -34,7 +34,7 @@ export interface Balance {
   available_micros: number;
 }
 
-/** An account's credit line (spec §5): usage beyond the prepaid balance, settled by the card on file. */
+/** An account's credit line (docs/spec.md §5): usage beyond the prepaid balance, settled by the card on file. */
 export interface CreditLine {
   /** The line granted; 0 when the account has none. */
   limit_micros: number;

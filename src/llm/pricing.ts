@@ -12,7 +12,7 @@ export interface ModelInfo {
   id: string;
   created: number | undefined;
   price: ModelPrice | undefined;
-  /** Outputs images, audio or video: refused (spec §4.9 rule 6). */
+  /** Outputs images, audio or video: refused (docs/spec.md §4.9 rule 6). */
   generatesMedia: boolean;
   /** `override`: the operator set its token prices; calls are billed tokens × these prices. */
   source: 'upstream' | 'override';

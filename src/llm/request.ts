@@ -3,11 +3,11 @@ import { type FieldIssue, invalidInput } from '../errors.js';
 import { zodIssues } from '../run/zod-issues.js';
 import type { PromptEstimate } from './cost.js';
 
-// The request rules of the model router (spec §4.9, §8), applied before anything is priced or held. The body is
+// The request rules of the model router (docs/spec.md §4.9, §8), applied before anything is priced or held. The body is
 // the OpenAI chat-completions format; fields we do not need to understand pass through to the upstream, except
 // those that would make the call cost more than the hold can know in advance.
 
-/** Spec §4.9 rule 3 / §8. */
+/** docs/spec.md §4.9 rule 3 and §8. */
 export const DEFAULT_MAX_TOKENS = 4_096;
 export const MAX_TOKENS_CAP = 16_384;
 
@@ -159,7 +159,7 @@ export function promptBytes(body: Record<string, unknown>): number {
   return Buffer.byteLength(json, 'utf8');
 }
 
-/** True when a model listing's output modalities include images, audio or video (refused: spec §4.9 rule 6). */
+/** True when a model listing's output modalities include images, audio or video (refused: docs/spec.md §4.9 rule 6). */
 export function generatesMedia(outputModalities: readonly string[] | undefined): boolean {
   return (outputModalities ?? []).some((m) => MEDIA.has(m));
 }

@@ -55,7 +55,7 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
     );
   const models = llm && memoByLoad(llm.router.catalog, () => modelsView(llm.router.catalog));
 
-  // Free and public (spec §4.9, §5): no credentials read. Without an upstream they still answer: no model is
+  // Free and public (docs/spec.md §4.9, §5): no credentials read. Without an upstream they still answer: no model is
   // servable, and the listing says why.
   r.get(`${LLM_BASE}/pricing`, async (_req, res) => {
     if (!llm || !pricing) return res.json(UNCONFIGURED_PRICING);

@@ -81,7 +81,7 @@ export type Outcome =
     }
   | { ok: false; error: GatewayError; transactionId?: string };
 
-/** The envelope stored for replays and returned by every door (spec §2.1). */
+/** The envelope stored for replays and returned by every door (docs/spec.md §2.1). */
 export interface Envelope {
   ok: true;
   data: unknown;

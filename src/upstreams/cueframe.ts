@@ -10,11 +10,11 @@ import {
   type UpstreamResponse,
 } from './http.js';
 
-// CueFrame (reference/upstreams.md §7), base `https://api.cueframe.ai/v1`, `Authorization: Bearer cf_…`.
+// CueFrame (docs/vendors.md §7), base `https://api.cueframe.ai/v1`, `Authorization: Bearer cf_…`.
 // Errors everywhere are `{ error: { code, message, details } }`; the text is logged, never shown.
 //
 // Verified from CueFrame's docs: POST /media/import, POST /projects, POST /composition/validate.
-// Inferred (upstreams.md §10, recorded in docs/decisions.md): PUT /projects/{id}/composition replaces the
+// Inferred (recorded in docs/decisions.md, "CueFrame"): PUT /projects/{id}/composition replaces the
 // composition; POST /projects/{id}/renders with { intent, priority, format } creates a render and answers
 // { id | renderId | jobId, status }; GET /projects/{id}/renders/{renderId} answers the export-style job shape
 // { id, status, progress, outputUrl, outputExpiresAt, error: { retryable } }. All of it lives in this file.

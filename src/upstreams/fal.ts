@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from './http.js';
 
-// fal.ai storage (reference/upstreams.md §6): `POST {base}/storage/upload/initiate?storage_type=fal-cdn-v3`
+// fal.ai storage (docs/vendors.md §6): `POST {base}/storage/upload/initiate?storage_type=fal-cdn-v3`
 // with `Authorization: Key …` returns a presigned PUT URL and the CDN URL the file will have. The client PUTs
 // the bytes to fal directly; the gateway never handles them.
 

@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.js';
 import { retryAfterSeconds, type UpstreamResponse } from './http.js';
 import { expectShape, jsonCaller, type VendorClientOptions } from './scraper-common.js';
 
-// scraperB → fastCRW native /v1 (reference/upstreams.md §2). Our scraperB parameters are fastCRW's, so bodies
+// scraperB → fastCRW native /v1 (docs/vendors.md §2). Our scraperB parameters are fastCRW's, so bodies
 // pass through. Its documented billing rule — refund on 4xx, 5xx or `success: false` — is exactly ours.
 
 const VENDOR = 'fastCRW';

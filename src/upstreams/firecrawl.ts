@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { expectShape, jsonCaller, type VendorClientOptions } from './scraper-common.js';
 
-// scraperA → Firecrawl v1 (reference/upstreams.md §1). Our scraperA parameters are Firecrawl's, so bodies pass
+// scraperA → Firecrawl v1 (docs/vendors.md §1). Our scraperA parameters are Firecrawl's, so bodies pass
 // through; what comes back is checked against the shape below and handed on without the vendor's own text.
 
 const VENDOR = 'Firecrawl';

@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
 
 // Shared plumbing for vendor clients: pooled undici dispatchers, per-call timeouts joined with the caller's
-// AbortSignal, and one classification of upstream failures by fault (DESIGN.md):
+// AbortSignal, and one classification of upstream failures by fault (docs/architecture.md, Conventions):
 //   caller      their 4xx about our input       → 422 upstream_rejected
 //   ours        their 401/402/403, out of credit → 503 upstream_unavailable, logged loudly
 //   transient   timeout, 5xx, 429                → 502/503/504, retryable, Retry-After when known

@@ -4,11 +4,11 @@ import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from '.
 
 // RealEstateAPI.com (propdata). Every endpoint is a POST with a JSON body and an `x-api-key` header; answers
 // come in an envelope { input, data, statusCode, statusMessage, credits, … }. Quirks handled here, so the
-// handlers see clean data (reference/upstreams.md §5):
+// handlers see clean data (docs/vendors.md §5):
 // - "no result" arrives three ways: HTTP 404, a body statusCode of 404, or HTTP 200 with data.error === true
 //   (or an errorMessage). All become our uncharged 404 resource_not_found.
 // - AVM numbers (avm, avmMin, avmMax, confidence) are strings; they are returned as numbers.
-// - Parcel geometry is WKT; it is returned as GeoJSON, as spec §4.6 promises.
+// - Parcel geometry is WKT; it is returned as GeoJSON, as docs/spec.md §4.6 promises.
 
 const VENDOR = 'RealEstateAPI';
 

@@ -5,7 +5,7 @@ import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from '.
 
 // RentCast API v1 (propstats). Every endpoint is a GET with query parameters and an `X-Api-Key` header.
 // Search endpoints answer a bare JSON array, and 404 when nothing matches; the AVMs answer an object.
-// The wire format is in reference/upstreams.md §4.
+// The wire format is in docs/vendors.md §4.
 
 const VENDOR = 'RentCast';
 
@@ -115,7 +115,7 @@ export function createRentCastClient(opts: RentCastOptions): RentCastClient {
 
 /**
  * RentCast answers 404 when a search matches nothing or an address has no record. Like every upstream 4xx it
- * is not charged (spec §7 rule 1); the caller gets our 404 resource_not_found, not a 422.
+ * is not charged (docs/spec.md §7 rule 1); the caller gets our 404 resource_not_found, not a 422.
  */
 function noResults(res: UpstreamResponse | undefined): GatewayError {
   return new GatewayError(

@@ -5,7 +5,7 @@ import { GatewayError } from '../errors.js';
 import { classifyStatus, parseJson, retryAfterSeconds, sendRequest, type UpstreamResponse } from './http.js';
 import { badShape, logFailure } from './scraper-common.js';
 
-// scraperC → ScrapingAnt API v2 (reference/upstreams.md §3). Options travel as GET query parameters (the HTTP
+// scraperC → ScrapingAnt API v2 (docs/vendors.md §3). Options travel as GET query parameters (the HTTP
 // method itself is proxied to the target), the key in `x-api-key`. /general answers with the page's HTML and
 // the target's status in `Ant-Page-Status-Code`; a target 4xx/5xx is a failed scrape by our policy.
 

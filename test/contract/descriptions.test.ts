@@ -7,7 +7,7 @@ import { TOOLS, withToolNames } from '../../src/mcp/tools.js';
 // What an agent reads to choose a tool: every description says what the action does, when to use it rather
 // than its siblings, what it returns and its price, in the spec's neutral words (no vendor names).
 
-/** The vendors behind the services (reference/upstreams.md) and the model router's upstream. */
+/** The vendors behind the services (docs/vendors.md) and the model router's upstream. */
 const VENDORS =
   /\b(firecrawl|fastcrw|crw|scrapingant|rentcast|realestateapi|real ?estate ?api|fal(?:\.ai)?|cueframe|openrouter|searxng)\b/i;
 

@@ -6,7 +6,7 @@ import { handlers } from '../../tools/index.js';
 
 // Registry-wide checks: every action, present and future, must satisfy these.
 
-/** Spec §4.1 price list, in cents. Actions the spec prices are checked exactly. */
+/** docs/spec.md §4.1 price list, in cents. Actions the spec prices are checked exactly. */
 const SPEC_PRICES: Record<string, number> = {
   'mediastage/upload': 1,
   'videoasm/upload': 1,
@@ -46,7 +46,7 @@ const SPEC_PRICES: Record<string, number> = {
   'scraperC/markdown': 1,
 };
 
-/** Spec §4: the strict actions. Everything else in §4.2, §4.5–§4.7 allows additional properties. */
+/** docs/spec.md §4: the strict actions. Everything else in §4.2, §4.5–§4.7 allows additional properties. */
 const SPEC_STRICT = new Set([
   'mediastage/upload',
   'platform/consult',

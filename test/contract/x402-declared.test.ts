@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actions } from '../../catalog/index.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-// Spec §5: "Every paid operation declares x402 as its payment protocol and a fixed price mode". For every paid
+// docs/spec.md §5: "Every paid operation declares x402 as its payment protocol and a fixed price mode". For every paid
 // action of the catalog, present and future: the descriptor, the catalog listing, /openapi.json and the MCP
 // tool list state x402 (exact, fixed price: amount, asset, network, pay-to) beside the API key, with the
 // amounts the 402 challenge will ask for. Free actions declare no payment.

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 
-// A fake CueFrame API on 127.0.0.1 under /v1 (reference/upstreams.md §7). Bearer auth; every error is
+// A fake CueFrame API on 127.0.0.1 under /v1 (docs/vendors.md §7). Bearer auth; every error is
 // `{ error: { code, message, details } }`. Media import fetches the given URL itself in the background (as
 // CueFrame does) and moves importing → ready | failed. Validate checks v, track kinds, clip fields, media
 // references and reframe zoom (> 1.0 fails). Renders are project-scoped, progress queued → rendering →

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-// A fake fal.ai storage on 127.0.0.1 (reference/upstreams.md §6): `POST /storage/upload/initiate?storage_type=
+// A fake fal.ai storage on 127.0.0.1 (docs/vendors.md §6): `POST /storage/upload/initiate?storage_type=
 // fal-cdn-v3` with `Authorization: Key …` answers { upload_url, file_url }; the upload_url is a presigned-style
 // PUT sink on this server that insists on the declared Content-Type (as a presigned S3 URL does), and the
 // file_url GETs the bytes back. Errors are fal's `{ detail }` bodies; 422 carries a list of `{ loc, msg, type }`.

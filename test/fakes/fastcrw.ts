@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type FakeRequest, type FakeServer, type Reply, serveFake } from './rentcast.js';
 
-// A fake fastCRW native /v1 on 127.0.0.1 speaking its wire format (reference/upstreams.md §2): Bearer key,
+// A fake fastCRW native /v1 on 127.0.0.1 speaking its wire format (docs/vendors.md §2): Bearer key,
 // `{ success, data }`, map links under `data.links`, hosted search hits directly in `data` (grouped when
 // `sources` is set), async crawl jobs, extract answering inline `{ results }` or `{ id, status: processing }`
 // (when asked with `Prefer: respond-async`, or when the prompt says "go-async"), error envelopes with

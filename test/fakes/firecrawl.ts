@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type FakeRequest, type FakeServer, type Reply, serveFake } from './rentcast.js';
 
-// A fake Firecrawl v1 on 127.0.0.1 speaking its wire format (reference/upstreams.md §1): Bearer key,
+// A fake Firecrawl v1 on 127.0.0.1 speaking its wire format (docs/vendors.md §1): Bearer key,
 // `{ success, data }` envelopes, async crawl and extract jobs that advance one step per poll, crawl status paged
 // with `next` (…?skip=N), `success: false` bodies, 402/408/429/500 errors with Firecrawl's own texts.
 // Magic words in the target URL (or query/prompt) pick a failure: fail-400, success-false, rate-limit,

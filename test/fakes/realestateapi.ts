@@ -1,6 +1,6 @@
 import { type FakeRequest, type Reply, serveFake } from './rentcast.js';
 
-// A fake RealEstateAPI.com on 127.0.0.1 speaking its wire format (reference/upstreams.md §5): POST JSON with
+// A fake RealEstateAPI.com on 127.0.0.1 speaking its wire format (docs/vendors.md §5): POST JSON with
 // `x-api-key`, the { input, data, statusCode, statusMessage, credits, live } envelope, AVM numbers as strings,
 // AVM "not confidently matched" as HTTP 404, PropertyDetail "no result" as HTTP 200 with data.error === true,
 // SkipTrace v1 with match: false, parcel geometry as WKT, and Joi-style 400 validation bodies.

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-// A fake RentCast API v1 on 127.0.0.1 speaking its wire format (reference/upstreams.md §4): GET only,
+// A fake RentCast API v1 on 127.0.0.1 speaking its wire format (docs/vendors.md §4): GET only,
 // `X-Api-Key`, bare JSON arrays from search endpoints, 404 `resource/not-found` when a search matches nothing,
 // `{ status, error, message }` error bodies, range syntax '2:4' / '2|3' / '1500:*', a hard 20 requests/second.
 

@@ -1,6 +1,6 @@
 import { type FakeRequest, type FakeServer, type Reply, serveFake } from './rentcast.js';
 
-// A fake ScrapingAnt API v2 on 127.0.0.1 speaking its wire format (reference/upstreams.md §3): GET with query
+// A fake ScrapingAnt API v2 on 127.0.0.1 speaking its wire format (docs/vendors.md §3): GET with query
 // parameters, `x-api-key` header, /general answering raw HTML with `Ant-Page-Status-Code` and
 // `Ant-credits-cost`, /markdown and /extract answering JSON, errors as `{ detail }` with its status codes (403
 // bad key or no credit, 404 unreachable, 409 concurrency, 422 bad parameter, 423 anti-bot, 500). Magic words in

@@ -6,7 +6,7 @@ import { openLedger } from '../../src/ledger/index.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { runCli } from '../helpers/cli.js';
 
-// The operator CLI as DESIGN.md fixes it: every command accepts --json and prints exactly one JSON object,
+// The operator CLI as docs/operator.md documents it: every command accepts --json and prints exactly one JSON object,
 // failures included.
 
 const work = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));

@@ -10,7 +10,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSite, type TestSite } from '../helpers/site.js';
 import { STORAGE_MODES, useStorage } from '../helpers/storage.js';
 
-// files/upload_from_url at the 100 MB limit (spec §8), on local disk and on S3: the body is streamed into the
+// files/upload_from_url at the 100 MB limit (docs/spec.md §8), on local disk and on S3: the body is streamed into the
 // store, so the gateway's memory stays flat however large the file. Bodies of known length go to S3 in one
 // streamed PutObject; of unknown length, in a multipart upload of bounded parts.
 

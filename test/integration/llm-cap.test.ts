@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-// The model router's daily inference cap (spec §8: 10 USD per account per UTC day, here 0.01 USD): checked at
+// The model router's daily inference cap (docs/spec.md §8: 10 USD per account per UTC day, here 0.01 USD): checked at
 // admission together with the hold, in one serialized write. `test/flat` costs 1 micro-USD per completion
 // token and nothing per prompt token, so a call's hold is exactly its max_tokens in micro-USD.
 

@@ -125,7 +125,7 @@ describe('model router: configuration', () => {
       const bogus = await bare.post(CHAT, { model: 'platform/cheap', messages: hi }, { key: 'tg_sk_bogus' });
       expect(bogus.status).toBe(401);
       expect(bogus.body.error).toMatchObject({ code: 'unauthorized', type: 'authentication_error' });
-      // The free listings answer (spec §4.9: GET /pricing is free): nothing is servable, and they say why.
+      // The free listings answer (docs/spec.md §4.9: GET /pricing is free): nothing is servable, and they say why.
       const pricing = await bare.get('/api/llm/v1/pricing', { key: 'tg_sk_bogus' });
       expect(pricing.status).toBe(200);
       expect(pricing.body).toMatchObject({

@@ -19,7 +19,7 @@ function problems(env: Record<string, string>): string[] {
 }
 
 describe('billing configuration', () => {
-  it('payments are off without both secrets, on with both; the line defaults to 2 USD (spec §8)', () => {
+  it('payments are off without both secrets, on with both; the line defaults to 2 USD (docs/spec.md §8)', () => {
     const off = loadConfig({});
     expect(off.billing).toMatchObject({ stripe: undefined, welcomeLineMicros: 2_000_000, signup: 'closed' });
     const on = loadConfig({ TOLLGATE_STRIPE_SECRET_KEY: KEY, TOLLGATE_STRIPE_WEBHOOK_SECRET: WHSEC });

@@ -3,7 +3,7 @@ import { type Action, actions, findAction } from '../../catalog/index.js';
 import { inputJsonSchema, outputJsonSchema } from '../../catalog/json-schema.js';
 import { zodIssues } from '../../src/run/zod-issues.js';
 
-// files and mediastage input constraints (spec §2.3, §2.4, §4.2, §4.4, §8), checked on the catalog schemas.
+// files and mediastage input constraints (docs/spec.md §2.3, §2.4, §4.2, §4.4, §8), checked on the catalog schemas.
 
 const action = (id: string): Action => {
   const a = findAction(id);
@@ -18,12 +18,12 @@ const paths = (id: string, body: unknown): string[] => {
 const IDS = ['files/upload', 'files/upload_from_url', 'files/list', 'mediastage/upload'];
 
 describe('files and mediastage catalog entries', () => {
-  it('[catalog:prices] prices match spec §4.1 (files/list is free: docs/decisions.md)', () => {
+  it('[catalog:prices] prices match docs/spec.md §4.1 (files/list is free: docs/decisions.md)', () => {
     expect(IDS.map((id) => action(id).priceCents)).toEqual([1, 1, 0, 1]);
     expect(action('files/list').access).toBe('account');
   });
 
-  it('keeps spec §4 order: mediastage, videoasm, platform, files', () => {
+  it('keeps docs/spec.md §4 order: mediastage, videoasm, platform, files', () => {
     const services = [...new Set(actions.map((a) => a.service))];
     const order = ['mediastage', 'videoasm', 'platform', 'files'].map((s) => services.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));

@@ -420,7 +420,7 @@ describe('write queue', () => {
   });
 });
 
-// ---- credit lines, settlements and card money (spec §5: "a welcome credit line of 2 USD once a card is on
+// ---- credit lines, settlements and card money (docs/spec.md §5: "a welcome credit line of 2 USD once a card is on
 // file; the card settles only actual usage"; docs/decisions.md "Card payments and the credit line") ---------
 
 const USD = 1_000_000;

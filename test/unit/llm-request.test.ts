@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { normalizeChatRequest, promptBytes } from '../../src/llm/request.js';
 
-// The model router's request rules (spec §4.9), before anything is priced.
+// The model router's request rules (docs/spec.md §4.9), before anything is priced.
 
 const msgs = [{ role: 'user', content: 'hi' }];
 

@@ -3,7 +3,7 @@ import { type Action, findAction } from '../../catalog/index.js';
 import { inputJsonSchema, outputJsonSchema } from '../../catalog/json-schema.js';
 import { zodIssues } from '../../src/run/zod-issues.js';
 
-// propdata input constraints (spec §4.6, §8) checked against the catalog schemas directly.
+// propdata input constraints (docs/spec.md §4.6, §8) checked against the catalog schemas directly.
 
 const action = (id: string): Action => {
   const a = findAction(id);
@@ -27,7 +27,7 @@ const ADDRESS = '17 Topeka Pass, Willingboro, NJ 08046';
 const PARTS = { house: '17', street: 'Topeka Pass', city: 'Willingboro', state: 'NJ', zip: '08046' };
 
 describe('propdata catalog entries', () => {
-  it('[catalog:prices] prices match spec §4.1', () => {
+  it('[catalog:prices] prices match docs/spec.md §4.1', () => {
     expect(IDS.map((id) => action(id).priceCents)).toEqual([1, 20, 25, 25, 20]);
   });
 

@@ -4,7 +4,7 @@ import { inputJsonSchema, outputJsonSchema } from '../../catalog/json-schema.js'
 import { zodIssues } from '../../src/run/zod-issues.js';
 import { toRentCastQuery } from '../../tools/propstats.js';
 
-// propstats input constraints (spec §4.5, §8) checked against the catalog schemas directly.
+// propstats input constraints (docs/spec.md §4.5, §8) checked against the catalog schemas directly.
 
 const action = (id: string): Action => {
   const a = findAction(id);
@@ -31,7 +31,7 @@ const ESTIMATES = ['propstats/value-estimate', 'propstats/rent-estimate'];
 const ADDRESS = '5500 Grand Lake Dr, San Antonio, TX 78244';
 
 describe('propstats catalog entries', () => {
-  it('[catalog:prices] prices match spec §4.1', () => {
+  it('[catalog:prices] prices match docs/spec.md §4.1', () => {
     expect(IDS.map((id) => action(id).priceCents)).toEqual([30, 35, 35, 30, 30, 30]);
   });
 

@@ -5,7 +5,7 @@ import { composition } from '../../catalog/videoasm-composition.js';
 import { zodIssues } from '../../src/run/zod-issues.js';
 import { compositionOf, schemaIssues } from '../../tools/videoasm-compose.js';
 
-// videoasm constraints (spec §2.5, §4.2) on the catalog schemas, and the gateway's own composition checks.
+// videoasm constraints (docs/spec.md §2.5, §4.2) on the catalog schemas, and the gateway's own composition checks.
 
 const action = (id: string): Action => {
   const a = findAction(id);
@@ -52,7 +52,7 @@ const compPaths = (c: unknown) => {
 };
 
 describe('videoasm catalog entries', () => {
-  it('[catalog:prices] [polls:free-unpriced] prices match spec §4.1 (result, an unpriced poll, is free)', () => {
+  it('[catalog:prices] [polls:free-unpriced] prices match docs/spec.md §4.1 (result, an unpriced poll, is free)', () => {
     expect(IDS.map((id) => action(id).priceCents)).toEqual([1, 1, 1, 1, 100, 0]);
     expect(action('videoasm/result').access).toBe('public');
     expect(action('videoasm/render').pollWith).toBe('videoasm/result');
@@ -61,7 +61,7 @@ describe('videoasm catalog entries', () => {
 
   it.each(IDS)('%s: four annotations, described fields, a valid example', (id) => {
     const a = action(id);
-    // Spec §4.2: additional properties allowed, the poll action too (like every videoasm action).
+    // docs/spec.md §4.2: additional properties allowed, the poll action too (like every videoasm action).
     expect(a.strict).toBe(false);
     expect(Object.keys(a.annotations)).toHaveLength(4);
     const props = inputJsonSchema(a).properties as Record<string, { description?: string }>;

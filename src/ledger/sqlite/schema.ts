@@ -118,7 +118,7 @@ const LEDGER_MIGRATIONS: Migration[] = [
      call_id    TEXT NOT NULL REFERENCES calls(id),
      PRIMARY KEY (account_id, handle)
    );`,
-  // Credit lines (spec §5: "a welcome credit line of 2 USD once a card is on file; the card settles only actual
+  // Credit lines (docs/spec.md §5: "a welcome credit line of 2 USD once a card is on file; the card settles only actual
   // usage"). A customer's balance may now go below zero, down to its line: a negative balance is usage the card
   // still owes (what is "drawn"). The backstop becomes balance − held + line ≥ 0; SQLite cannot change a CHECK in
   // place, so the table is rebuilt (with foreign keys off, see migrate()).

@@ -42,7 +42,7 @@ export function builtinFacilitator(opts: BuiltinFacilitatorOptions): Facilitator
   }).extend(publicActions);
 
   // Explicit delegation: viem's client types are wider than the signer's, and spreading the client into
-  // toFacilitatorEvmSigner does not type-check (x402-local-evm.md §5).
+  // toFacilitatorEvmSigner does not type-check (its signer type is narrower than viem's wallet client).
   const signer = toFacilitatorEvmSigner(
     {
       address: account.address,

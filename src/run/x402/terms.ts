@@ -3,7 +3,7 @@ import type { X402Config } from '../../config/index.js';
 import { offerFor } from './requirements.js';
 
 // How a paid action may be paid, for every machine-readable description of it (the descriptor, the catalog,
-// /openapi.json, the MCP tool list). Spec §5: "Every paid operation declares x402 as its payment protocol and
+// /openapi.json, the MCP tool list). docs/spec.md §5: "Every paid operation declares x402 as its payment protocol and
 // a fixed price mode". The x402 terms are those of its challenge (./requirements.ts), so what is advertised is
 // exactly what a payer will be asked for. Without x402 configured only the API key is declared: advertising a
 // protocol the gateway would refuse helps nobody.
