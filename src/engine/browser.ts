@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { type Browser, type BrowserContext, chromium, type Route } from 'playwright-core';
+import type { Browser, BrowserContext, Route } from 'playwright-core';
 import { GatewayError, invalidInput, notConfigured } from '../errors.js';
 import { SsrfRefusal } from '../upstreams/ssrf-guard.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
@@ -89,15 +89,18 @@ export class BrowserPool {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const launching = chromium
-        .launch({
-          executablePath: this.opts.executablePath,
-          args: ARGS,
-          timeout: 30_000,
-          handleSIGINT: false,
-          handleSIGTERM: false,
-          handleSIGHUP: false,
-        })
+      // playwright-core is loaded on the first render only: it is ~45 MB of a gateway that may never render.
+      const launching = import('playwright-core')
+        .then(({ chromium }) =>
+          chromium.launch({
+            executablePath: this.opts.executablePath,
+            args: ARGS,
+            timeout: 30_000,
+            handleSIGINT: false,
+            handleSIGTERM: false,
+            handleSIGHUP: false,
+          }),
+        )
         .then((b) => {
           b.on('disconnected', () => {
             if (this.browser === launching) this.browser = undefined;

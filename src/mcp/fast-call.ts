@@ -213,7 +213,7 @@ async function principalOf(
 }
 
 function acceptsSse(accept: string | undefined): boolean {
-  return accept !== undefined && accept.includes('text/event-stream') && accept.includes('application/json');
+  return accept?.includes('text/event-stream') === true && accept.includes('application/json');
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
-import { GatewayError } from '../errors.js';
 import type {
-  BeginResult,
   ExternalRequest,
   ExternalResult,
   GrantLineResult,
@@ -14,7 +12,7 @@ import type {
   SettlementStart,
 } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
-import { formatUsd, microsToCents } from '../lib/money.js';
+import { formatUsd } from '../lib/money.js';
 import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import { holdRefusal } from './refusals.js';
 
