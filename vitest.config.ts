@@ -8,6 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start real servers on 127.0.0.1:0; files run in parallel, tests within a file serially.
     pool: 'forks',
+    // A PostgreSQL server for the PostgreSQL suites (found or started once): test/helpers/pg-global.ts.
+    globalSetup: ['test/helpers/pg-global.ts'],
     env: { TOLLGATE_LOG_LEVEL: 'silent' },
   },
 });
