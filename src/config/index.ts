@@ -123,6 +123,18 @@ export const envSchema = z.object({
     .string()
     .refine((v) => /"kty"\s*:\s*"EC"/.test(v) && /"d"\s*:/.test(v), 'a P-256 private JWK (JSON)')
     .optional(),
+  /**
+   * PostgreSQL for all state (postgres://…): several replicas and `serve --workers` share it (docs/operator.md
+   * "Scale out"). Unset: SQLite under the data dir, one process.
+   */
+  TOLLGATE_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .optional(),
+  /** Connections each process may hold to PostgreSQL. */
+  TOLLGATE_DATABASE_POOL: int(1, 500).default(10),
+  /** How long a replica's lease lasts without renewal before a survivor voids its holds. */
+  TOLLGATE_REPLICA_LEASE_SECONDS: int(5, 3600).default(30),
   /** Stored files in an S3-compatible bucket shared by replicas (docs/operator.md); unset: <data dir>/files. */
   TOLLGATE_STORAGE_URL: z.string().optional(),
   // OAuth for MCP hosts (auth/oauth): the built-in authorization server, always on; sign-in with an API key, or
@@ -202,6 +214,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL (TOLLGATE_DATABASE_URL), or undefined for the embedded SQLite under the data dir. */
+  database: { url: string; pool: number; leaseMs: number } | undefined;
   publicUrl: string;
   logLevel: Env['TOLLGATE_LOG_LEVEL'];
   maxBodyBytes: number;
@@ -315,6 +329,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     port: env.TOLLGATE_PORT,
     host,
     dataDir: resolve(env.TOLLGATE_DATA_DIR),
+    database: env.TOLLGATE_DATABASE_URL
+      ? {
+          url: env.TOLLGATE_DATABASE_URL,
+          pool: env.TOLLGATE_DATABASE_POOL,
+          leaseMs: env.TOLLGATE_REPLICA_LEASE_SECONDS * 1000,
+        }
+      : undefined,
     publicUrl: env.TOLLGATE_PUBLIC_URL ?? `http://${shownHost}:${env.TOLLGATE_PORT}`,
     logLevel: env.TOLLGATE_LOG_LEVEL,
     maxBodyBytes: env.TOLLGATE_MAX_BODY_BYTES,
