@@ -39,7 +39,12 @@ const sqlite: BackendCase = {
   async share(state) {
     if (state.db.kind !== 'sqlite') throw new Error('not sqlite');
     const db = openSqlite(join(state.db.dataDir, 'tollgate.db'));
-    return { db: { kind: 'sqlite', db, dataDir: state.db.dataDir }, close: async () => db.close() };
+    return {
+      db: { kind: 'sqlite', db, dataDir: state.db.dataDir },
+      async close() {
+        db.close();
+      },
+    };
   },
 };
 
