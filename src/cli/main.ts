@@ -9,6 +9,8 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import { createLogger } from '../log.js';
+import { migrate } from '../pg/migrate.js';
+import { openPgPool } from '../pg/pool.js';
 import { accountHistory } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
@@ -19,7 +21,9 @@ const USAGE = `tollgate — pay-per-call gateway for AI agents
 
 Usage: tollgate <command> [options] [--json]
 
-  serve                                   start the gateway (HTTP shim, MCP, model router)
+  serve [--workers N]                     start the gateway (HTTP shim, MCP, model router); with PostgreSQL,
+                                          N worker processes behind one port (default: one per core)
+  migrate                                 bring the database schema up to this version (serve also does)
   accounts create [--name N] [--credit-usd X]
                                           create an account and its first API key
   accounts list                           accounts with their balances and credit lines
@@ -94,8 +98,10 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
   if (command === 'serve') {
     const { serve } = await import('./serve.js');
-    return serve(config, out, envFile);
+    return serve(config, out, envFile, values.workers);
   }
+
+  if (command === 'migrate') return migrateCommand(config, out);
 
   // Every other command works on the gateway's existing database; only `accounts create` may start one. A
   // command run from the wrong directory would otherwise find an empty new database and answer "no account".
@@ -127,6 +133,32 @@ async function run(argv: string[], out: Out): Promise<number> {
   } finally {
     await ledger.close();
     db.close();
+  }
+}
+
+/** `tollgate migrate`: PostgreSQL's versioned migrations, under the lock every starting replica also takes. */
+async function migrateCommand(config: Config, out: Out): Promise<number> {
+  if (!config.database) {
+    out.result(
+      { backend: 'sqlite', applied: [] },
+      'SQLite: nothing to run here; each part of the gateway brings its tables up to date when it opens them',
+    );
+    return 0;
+  }
+  const pool = openPgPool(config.database.url, { max: 1 });
+  try {
+    const r = await migrate(pool);
+    out.result(
+      { backend: 'postgres', applied: r.applied, current: r.current },
+      r.applied.length === 0
+        ? `PostgreSQL schema already at version ${r.current}`
+        : `applied ${r.applied.map((m) => `${m.version} ${m.name}`).join(', ')}; now at version ${r.current}`,
+    );
+    return 0;
+  } catch (e) {
+    throw new CliError('migrate_failed', `migrations failed: ${(e as Error).message}`, 1);
+  } finally {
+    await pool.end();
   }
 }
 
@@ -165,6 +197,7 @@ function parse(argv: string[]) {
       'credit-usd': { type: 'string' },
       limit: { type: 'string' },
       template: { type: 'boolean' },
+      workers: { type: 'string' },
     },
   });
 }

@@ -6,23 +6,20 @@ import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import { createGateway, type Gateway } from '../main.js';
 import type { Lifecycle } from '../run/lifecycle.js';
 import { CliError, type Out } from './output.js';
+import { isWorker, onBootstrap, runPrimary, tellPrimary, workerCount } from './workers.js';
 
 // `tollgate serve`: start the gateway, and on the first start create the operator account and print its key.
 
-export async function serve(config: Config, out: Out, envFile: string | undefined): Promise<number> {
-  let gw: Gateway;
-  try {
-    gw = await createGateway(config);
-  } catch (e) {
-    throw startupError(e, config);
-  }
-  let url: string;
-  try {
-    url = await gw.listen();
-  } catch (e) {
-    await gw.close();
-    throw startupError(e, config);
-  }
+export async function serve(
+  config: Config,
+  out: Out,
+  envFile: string | undefined,
+  workersFlag?: string,
+): Promise<number> {
+  if (isWorker()) return serveAsWorker(config);
+  const workers = workerCount(config, workersFlag);
+  if (workers > 1) return runPrimary(config, out, workers, envFile);
+  const { gw, url } = await start(config);
   // Only now, with the port bound, is the operator account created: its key is printed once and never
   // stored, so a start that fails (a busy port) must not use up the "first start" that shows it.
   const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
@@ -38,11 +35,59 @@ export async function serve(config: Config, out: Out, envFile: string | undefine
       public_url: config.publicUrl,
       data_dir: config.dataDir,
       env_file: envFile ?? null,
+      workers: 1,
       operator: bootstrap ? { account_id: bootstrap.accountId, api_key: bootstrap.key } : null,
     },
-    `tollgate listening on ${url} (data: ${config.dataDir}${envFile ? `; settings from ${envFile}` : ''})`,
+    `tollgate listening on ${url} (${config.database ? 'state: PostgreSQL' : `data: ${config.dataDir}`}${envFile ? `; settings from ${envFile}` : ''})`,
   );
-  await new Promise<void>((resolve) => {
+  await untilSignal(gw);
+  return 0;
+}
+
+async function start(config: Config): Promise<{ gw: Gateway; url: string }> {
+  let gw: Gateway;
+  try {
+    gw = await createGateway(config);
+  } catch (e) {
+    throw startupError(e, config);
+  }
+  try {
+    return { gw, url: await gw.listen() };
+  } catch (e) {
+    await gw.close();
+    throw startupError(e, config);
+  }
+}
+
+/** A worker of `serve --workers N`: the primary prints; worker 1 creates the operator account when told. */
+async function serveAsWorker(config: Config): Promise<number> {
+  let started: { gw: Gateway; url: string };
+  try {
+    started = await start(config);
+  } catch (e) {
+    const error =
+      e instanceof CliError
+        ? { code: e.code, message: e.message }
+        : { code: 'start_failed', message: String(e) };
+    tellPrimary({ tollgate: 'failed', error });
+    return 1;
+  }
+  const { gw, url } = started;
+  onBootstrap(async () => {
+    const b = await bootstrapOperator(gw.ledger, gw.money, config);
+    return {
+      tollgate: 'bootstrapped',
+      operator: b ? { account_id: b.accountId, api_key: b.key, credit: b.credit } : null,
+    };
+  });
+  tellPrimary({ tollgate: 'listening', url });
+  await untilSignal(gw);
+  return 0;
+}
+
+/** Runs until SIGINT or SIGTERM, then closes gracefully (in-flight calls finish and resolve their holds). */
+function untilSignal(gw: Gateway): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       gw.log.info({ signal }, 'shutting down: finishing in-flight calls');
       gw.close().then(resolve, (err) => {
@@ -53,7 +98,6 @@ export async function serve(config: Config, out: Out, envFile: string | undefine
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
-  return 0;
 }
 
 /** The first `serve` on an empty database creates an operator account and prints its key once. */
