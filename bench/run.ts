@@ -19,6 +19,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   agents: () => import('./agents.js'),
   telemetry: () => import('./telemetry.js'),
   soak: () => import('./soak.js'),
+  replicas: () => import('./replicas.js'),
 };
 
 const DOC = join(import.meta.dirname, '..', 'docs', 'benchmarks.md');
