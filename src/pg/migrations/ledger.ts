@@ -7,7 +7,7 @@ import type { PgMigration } from './index.js';
 // Two differences, both for throughput with many replicas:
 // - the system accounts' balances (revenue, funding, card) are spread over `account_shards` rows: every capture
 //   credits revenue, and one hot row locked until each commit's WAL flush would serialize every capture of every
-//   customer; a shard picked at random per transaction spreads that. `accounts_v` adds them back up;
+//   customer; a shard per server process spreads that. `accounts_v` adds them back up;
 // - begin, capture and the release of a hold are plpgsql functions (tg_begin, tg_capture, tg_release): one round
 //   trip each. Each takes the customer's account row `FOR UPDATE` first, which serializes the funds check, the
 //   idempotency claim and the daily cap of one account (READ COMMITTED: every later statement sees what the
@@ -180,9 +180,10 @@ INSERT INTO accounts (id, name, kind, created_at) VALUES
 `;
 
 const V2_FUNCTIONS = `
--- Adds to a system account's balance through one of its shards (see the file comment).
+-- Adds to a system account's balance through one of its shards (see the file comment): the shard of this
+-- server process, so that two connections (each running one transaction at a time) rarely share one.
 CREATE FUNCTION tg_add_system(p_account text, p_micros bigint) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO account_shards (account_id, shard, micros) VALUES (p_account, floor(random() * 16)::int, p_micros)
+  INSERT INTO account_shards (account_id, shard, micros) VALUES (p_account, pg_backend_pid() % 1024, p_micros)
   ON CONFLICT (account_id, shard) DO UPDATE SET micros = account_shards.micros + excluded.micros;
 $$;
 
@@ -204,7 +205,7 @@ CREATE FUNCTION tg_begin(
   p_account text, p_action text, p_price bigint, p_hold bigint, p_method text, p_principal text,
   p_idem_key text, p_idem_fp text, p_ttl bigint, p_cap_limit bigint, p_cap_day text,
   p_funding bigint, p_funding_memo text, p_meta text, p_now bigint, p_idem_ttl bigint,
-  p_replica text, p_call text,
+  p_replica text, p_call text, p_async boolean,
   OUT kind text, OUT call_id text, OUT response text, OUT available bigint, OUT spent bigint,
   OUT frozen_reason text
 ) LANGUAGE plpgsql AS $$
@@ -213,6 +214,10 @@ DECLARE
   a accounts%ROWTYPE;
   k idempotency_keys%ROWTYPE;
 BEGIN
+  -- A hold moves no money: with p_async its commit does not wait for the WAL flush, and is made durable by the
+  -- flush of the capture or void that follows it in the WAL (the SQLite ledger does the same with
+  -- synchronous=NORMAL). A hold lost in a server crash is a call that was never charged.
+  IF p_async THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;
   -- The account lock first: everything below is serialized per account, on every replica.
   SELECT * INTO a FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RAISE EXCEPTION 'unknown account %', p_account USING ERRCODE = 'TGL01'; END IF;
