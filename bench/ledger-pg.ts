@@ -82,11 +82,9 @@ const bench: BenchModule = async () => {
     process.stderr.write(`PostgreSQL ${version}: synchronous_commit = ${sync}\n`);
     if (sync !== 'on')
       throw new Error(`synchronous_commit is ${sync}, not on: the figure would not be durable`);
-    const ledger = new PgLedger(pool, {
-      clock: systemClock,
-      idempotencyTtlMs: 86_400_000,
-      replicaId: 'bench',
-    });
+    const opts = { clock: systemClock, idempotencyTtlMs: 86_400_000, replicaId: 'bench' };
+    const ledger = new PgLedger(pool, opts);
+    const durable = new PgLedger(pool, { ...opts, durableHolds: true });
     const ids = await accounts(ledger);
     await pairs(ledger, ids, 2000, 32); // warm-up: connections, prepared statements, plan caches
 
