@@ -129,7 +129,9 @@ export class PgLedger implements Ledger {
 
   listAccounts(kind?: AccountKind): Promise<AccountRow[]> {
     return kind
-      ? this.rows('tg_accounts_kind', 'SELECT * FROM accounts_v WHERE kind = $1 ORDER BY created_at, id', [kind])
+      ? this.rows('tg_accounts_kind', 'SELECT * FROM accounts_v WHERE kind = $1 ORDER BY created_at, id', [
+          kind,
+        ])
       : this.rows('tg_accounts', 'SELECT * FROM accounts_v ORDER BY created_at, id', []);
   }
 
@@ -174,10 +176,10 @@ export class PgLedger implements Ledger {
   }
 
   async revokeApiKey(id: string): Promise<boolean> {
-    const r = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [
-      this.clock.now(),
-      id,
-    ]);
+    const r = await this.pool.query(
+      'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+      [this.clock.now(), id],
+    );
     return r.rowCount === 1;
   }
 

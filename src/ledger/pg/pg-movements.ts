@@ -66,7 +66,11 @@ export class PgMovements {
 
   /** Locks the account row (FOR UPDATE) and returns it, with a system account's shards added up. */
   private async lock(c: PgClient, id: string): Promise<AccountRow> {
-    await c.query({ name: 'tg_mv_lock', text: 'SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', values: [id] });
+    await c.query({
+      name: 'tg_mv_lock',
+      text: 'SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE',
+      values: [id],
+    });
     return this.account(c, id);
   }
 
@@ -293,7 +297,10 @@ export class PgMovements {
         "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",
         [t, accountId, amount, callId, reason, now, -amount],
       );
-      await c.query('UPDATE accounts SET balance_micros = balance_micros + $1 WHERE id = $2', [amount, accountId]);
+      await c.query('UPDATE accounts SET balance_micros = balance_micros + $1 WHERE id = $2', [
+        amount,
+        accountId,
+      ]);
       await c.query('SELECT tg_add_system($1, $2)', ['sys_revenue', -amount]);
       return { refundedMicros: amount, callId };
     });
