@@ -262,11 +262,15 @@ BEGIN
   IF p_funding > 0 THEN
     PERFORM tg_transfer(p_account, 'sys_funding', p_funding, 'topup', p_call, p_funding_memo, p_now);
   END IF;
-  INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, idempotency_key, payment_method,
-                     principal, created_at, meta)
-    VALUES (p_call, p_account, p_action, p_price, p_hold, 'pending', p_idem_key, p_method, p_principal, p_now, p_meta);
+  -- The call and its hold in one statement (one executor round inside the function).
+  WITH c AS (
+    INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, idempotency_key, payment_method,
+                       principal, created_at, meta)
+      VALUES (p_call, p_account, p_action, p_price, p_hold, 'pending', p_idem_key, p_method, p_principal, p_now, p_meta)
+      RETURNING id
+  )
   INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at, funding_micros, replica_id)
-    VALUES (p_call, p_account, p_hold, 'pending', p_cap_day, p_now + p_ttl, p_now, p_funding, p_replica);
+    SELECT c.id, p_account, p_hold, 'pending', p_cap_day, p_now + p_ttl, p_now, p_funding, p_replica FROM c;
   UPDATE accounts SET held_micros = held_micros + p_hold WHERE id = p_account;
   IF p_idem_key IS NOT NULL THEN
     INSERT INTO idempotency_keys (account_id, key, fingerprint, call_id, status, created_at)
@@ -280,16 +284,15 @@ END $$;
 -- not; otherwise returns NULL (a sweeper that lost the race to another replica).
 CREATE FUNCTION tg_lock_pending(p_call text, p_strict boolean) RETURNS holds LANGUAGE plpgsql AS $$
 DECLARE
-  acct text;
   h holds%ROWTYPE;
 BEGIN
-  SELECT account_id INTO acct FROM holds WHERE call_id = p_call;
+  -- One statement takes the account lock (found through the hold, whose account never changes).
+  PERFORM 1 FROM accounts WHERE id = (SELECT account_id FROM holds WHERE call_id = p_call) FOR UPDATE;
+  SELECT * INTO h FROM holds WHERE call_id = p_call FOR UPDATE;
   IF NOT FOUND THEN
     IF p_strict THEN RAISE EXCEPTION 'no hold for call %', p_call USING ERRCODE = 'TGL01'; END IF;
     RETURN NULL;
   END IF;
-  PERFORM 1 FROM accounts WHERE id = acct FOR UPDATE;
-  SELECT * INTO h FROM holds WHERE call_id = p_call FOR UPDATE;
   IF h.status <> 'pending' THEN
     IF p_strict THEN
       RAISE EXCEPTION 'hold for call % is already %', p_call, h.status USING ERRCODE = 'TGL01';
@@ -323,16 +326,18 @@ BEGIN
   UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros
    WHERE id = h.account_id;
   IF p_amount > 0 THEN
-    t := 'tr_' || md5(random()::text || clock_timestamp()::text);
+    -- The transfer id: the call's own (a call is charged once: entries_charge_once).
+    t := 'tr_' || p_call;
     INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at)
       VALUES (t, h.account_id, -p_amount, 'charge', p_call, NULL, p_now), (t, 'sys_revenue', p_amount, 'charge', p_call, NULL, p_now);
-    PERFORM tg_add_system('sys_revenue', p_amount);
+    INSERT INTO account_shards (account_id, shard, micros) VALUES ('sys_revenue', pg_backend_pid() % 1024, p_amount)
+      ON CONFLICT (account_id, shard) DO UPDATE SET micros = account_shards.micros + excluded.micros;
   END IF;
   IF h.cap_day IS NOT NULL THEN
     UPDATE daily_spend SET spent_micros = spent_micros - (h.amount_micros - p_amount)
      WHERE account_id = h.account_id AND day = h.cap_day;
   END IF;
-  PERFORM tg_reverse_funding(h, h.funding_micros - p_amount, p_now);
+  IF h.funding_micros > p_amount THEN PERFORM tg_reverse_funding(h, h.funding_micros - p_amount, p_now); END IF;
   UPDATE calls SET status = 'succeeded', charged_micros = p_amount, provider = p_provider, duration_ms = p_duration,
                    finished_at = p_now, meta = coalesce(p_meta, meta)
    WHERE id = p_call RETURNING idempotency_key INTO v_key;
@@ -361,7 +366,7 @@ BEGIN
     UPDATE daily_spend SET spent_micros = spent_micros - h.amount_micros
      WHERE account_id = h.account_id AND day = h.cap_day;
   END IF;
-  PERFORM tg_reverse_funding(h, h.funding_micros, p_now);
+  IF h.funding_micros > 0 THEN PERFORM tg_reverse_funding(h, h.funding_micros, p_now); END IF;
   UPDATE calls SET status = 'failed', error_code = p_error, provider = coalesce(p_provider, provider),
                    duration_ms = coalesce(p_duration, duration_ms), finished_at = p_now, meta = coalesce(p_meta, meta)
    WHERE id = p_call;
