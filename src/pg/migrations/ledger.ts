@@ -318,11 +318,20 @@ DECLARE
   v_key text;
   t text;
 BEGIN
-  h := tg_lock_pending(p_call, true);
-  IF p_amount > h.amount_micros THEN
+  PERFORM 1 FROM accounts WHERE id = (SELECT account_id FROM holds WHERE call_id = p_call) FOR UPDATE;
+  -- Resolved only if pending and within the hold; otherwise the reason is looked up (the error path only).
+  UPDATE holds SET status = 'posted', posted_micros = p_amount, resolved_at = p_now
+   WHERE call_id = p_call AND status = 'pending' AND amount_micros >= p_amount
+   RETURNING * INTO h;
+  IF NOT FOUND THEN
+    SELECT * INTO h FROM holds WHERE call_id = p_call;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'no hold for call %', p_call USING ERRCODE = 'TGL01';
+    ELSIF h.status <> 'pending' THEN
+      RAISE EXCEPTION 'hold for call % is already %', p_call, h.status USING ERRCODE = 'TGL01';
+    END IF;
     RAISE EXCEPTION 'capture of % exceeds hold of % for %', p_amount, h.amount_micros, p_call USING ERRCODE = 'TGL01';
   END IF;
-  UPDATE holds SET status = 'posted', posted_micros = p_amount, resolved_at = p_now WHERE call_id = p_call;
   UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros
    WHERE id = h.account_id;
   IF p_amount > 0 THEN
