@@ -12,6 +12,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   gateway: () => import('./gateway.js'),
   llm: () => import('./llm.js'),
   ledger: () => import('./ledger.js'),
+  'ledger-pg': () => import('./ledger-pg.js'),
   mcp: () => import('./mcp.js'),
   receipts: () => import('./receipts.js'),
   x402: () => import('./x402.js'),

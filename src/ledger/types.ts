@@ -185,6 +185,11 @@ export interface VoidRequest {
 export interface SweepResult {
   expiredHolds: number;
   purgedKeys: number;
+  /**
+   * PostgreSQL: pending holds of other replicas whose lease expired (crashed or hung), voided with
+   * `orphaned_by_replica`. Absent on SQLite (one process: its start-up voids them all, voidAllPending).
+   */
+  orphanedHolds?: number;
 }
 
 export class LedgerStateError extends Error {
@@ -314,7 +319,11 @@ export interface LedgerMoney {
   ): Promise<{ refundedMicros: number; callId?: string }>;
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   sweep(now: number): Promise<SweepResult>;
-  /** Voids every pending hold; used at start-up of a single-instance gateway, where any pending hold is orphaned. */
+  /**
+   * Voids the pending holds no live process will resolve; used at start-up. SQLite (one process): every pending
+   * hold. PostgreSQL (replicas share the ledger): only this replica's holds (a previous run with the same id)
+   * and those of replicas whose lease has expired, never a live replica's.
+   */
   voidAllPending(reason: string): Promise<number>;
   /** Money from or back to outside (card top-ups, refunds, disputes), once per (kind, externalRef). */
   recordExternal(req: ExternalRequest): Promise<ExternalResult>;

@@ -13,6 +13,8 @@ function groupOf(file: string): string {
   if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
   if (rel === 'src/log.ts') return 'lib';
+  // The state handle (SQLite or PostgreSQL) every store opens from: with the PostgreSQL plumbing.
+  if (rel === 'src/backend.ts') return 'pg';
   for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
   const m = /^src\/([^/]+)\//.exec(rel);
   if (m) return m[1] as string;
@@ -37,7 +39,9 @@ const ALLOWED: Record<string, string[]> = {
   billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config'],
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
   account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors'],
-  ledger: ['ledger', 'lib', 'errors'],
+  ledger: ['ledger', 'pg', 'lib', 'errors'],
+  // PostgreSQL: the pool, migrations, replica leases, and the StateDb handle (src/backend.ts).
+  pg: ['pg', 'lib', 'errors'],
   storage: ['storage', 'lib', 'errors', 'ports'],
   engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],
   // lib may throw the closed error union (errors imports nothing).

@@ -3,12 +3,15 @@ import type { AddressInfo } from 'node:net';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import { openStateLedger } from '../../src/ledger/index.js';
+import type { Ledger } from '../../src/ledger/types.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { classifyingFacilitator } from '../../src/run/x402/facilitator.js';
 import { remoteFacilitator } from '../../src/run/x402/facilitator-remote.js';
 import { type NewPayment, RETAIN_MS, SqlitePaymentStore } from '../../src/run/x402/payment-store.js';
+import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { sqlOn } from '../helpers/state-sql.js';
 
 // The durable half of x402: the payment store's state machine, the ledger's provisional funding (double entry
 // whatever happens), and how facilitator answers are sorted into definite and unknown outcomes.
@@ -75,13 +78,18 @@ describe('x402 payment store', () => {
   });
 });
 
-describe('x402 in the ledger', () => {
-  let ledger: SqliteLedger;
+describe.each(BACKENDS)('x402 in the ledger ($name)', (backend) => {
+  let state: OpenedState;
+  let ledger: Ledger;
   beforeEach(async () => {
-    ledger = new SqliteLedger(db, { clock, idempotencyTtlMs: 86_400_000 });
+    state = await backend.open();
+    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000 });
     await ledger.createAccount({ id: 'x402_0xpayer', kind: 'x402', name: 'x402 payer' });
   });
-  afterEach(() => ledger.close());
+  afterEach(async () => {
+    await ledger.close();
+    await state.close();
+  });
 
   const begin = (micros = 10_000) =>
     ledger.begin({
@@ -96,14 +104,13 @@ describe('x402 in the ledger', () => {
     });
 
   function entries() {
-    return db.prepare('SELECT account_id, amount_micros, kind FROM entries ORDER BY id').all() as Array<{
-      account_id: string;
-      amount_micros: number;
-      kind: string;
-    }>;
+    return sqlOn<{ account_id: string; amount_micros: number; kind: string }>(
+      state.db,
+      'SELECT account_id, amount_micros, kind FROM entries ORDER BY id',
+    );
   }
-  function sumIsZero() {
-    expect(entries().reduce((s, e) => s + e.amount_micros, 0)).toBe(0);
+  async function sumIsZero() {
+    expect((await entries()).reduce((s, e) => s + e.amount_micros, 0)).toBe(0);
   }
 
   it('[x402:ledger-double-entry] success: funded with the hold, charged on capture, nets to zero', async () => {
@@ -120,11 +127,11 @@ describe('x402 in the ledger', () => {
       durationMs: 1,
     });
     expect(await ledger.balance('x402_0xpayer')).toMatchObject({ balance_micros: 0, held_micros: 0 });
-    expect(entries().filter((e) => e.kind === 'charge')).toEqual([
+    expect((await entries()).filter((e) => e.kind === 'charge')).toEqual([
       { account_id: 'x402_0xpayer', amount_micros: -10_000, kind: 'charge' },
       { account_id: 'sys_revenue', amount_micros: 10_000, kind: 'charge' },
     ]);
-    sumIsZero();
+    await sumIsZero();
   });
 
   it('[x402:ledger-double-entry] [x402:no-settle-on-failure] void and expiry reverse the funding: nothing charged, nothing left', async () => {
@@ -138,14 +145,14 @@ describe('x402 in the ledger', () => {
       held_micros: 0,
       available_micros: 0,
     });
-    expect(entries().some((e) => e.kind === 'charge')).toBe(false);
+    expect((await entries()).some((e) => e.kind === 'charge')).toBe(false);
     expect((await ledger.getCall(b.callId))?.status).toBe('failed');
-    sumIsZero();
+    await sumIsZero();
     // A partial capture reverses the unused funding too.
     const c = (await begin()) as { callId: string };
     await ledger.capture(c.callId, { amountMicros: 4_000, provider: null, durationMs: 1 });
     expect(await ledger.balance('x402_0xpayer')).toMatchObject({ balance_micros: 0 });
-    sumIsZero();
+    await sumIsZero();
   });
 });
 

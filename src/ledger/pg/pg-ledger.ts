@@ -1,0 +1,456 @@
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import type { PgPool } from '../../pg/pool.js';
+import { nextUtcMidnight, utcDay } from '../sqlite/sqlite-ledger.js';
+import {
+  type AccountKind,
+  type AccountRow,
+  type ApiKeyRow,
+  type Balance,
+  type BeginRequest,
+  type BeginResult,
+  type CallRow,
+  type CaptureRequest,
+  type CreditLine,
+  type ExternalRequest,
+  type ExternalResult,
+  type GrantLineRequest,
+  type GrantLineResult,
+  type Ledger,
+  LedgerStateError,
+  type MovementKind,
+  type MovementRow,
+  type SettlementOutcome,
+  type SettlementRequest,
+  type SettlementResult,
+  type SettlementStart,
+  type SweepResult,
+  type TimeRange,
+  type UsageRow,
+  type VoidRequest,
+} from '../types.js';
+import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
+
+// The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
+// test suites run on both). begin, capture and void are one round trip each: plpgsql functions (migration
+// src/pg/migrations/ledger.ts) that lock the account row first, so the funds check, the idempotency claim and
+// the daily cap are serialized per account across replicas. The clock is read here, at call time, and passed
+// in: times are the gateway's, not the database server's.
+
+export interface PgLedgerOptions {
+  clock: Clock;
+  /** Idempotency keys older than this are forgotten. */
+  idempotencyTtlMs: number;
+  /** This process's replica: the holds it takes are recorded as its own. */
+  replicaId: string;
+  /**
+   * Whether a hold's commit waits for its WAL flush. Default false, as the SQLite ledger: a hold moves no money,
+   * and the flush of its capture or void (which always waits) makes it durable too; a server crash in between
+   * loses a hold that charged nothing. True: every commit waits (about half the pairs per second).
+   */
+  durableHolds?: boolean;
+}
+
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
+/** Holds resolved per sweep round, and how many of them at once (each in its own short transaction). */
+const SWEEP_BATCH = 500;
+const SWEEP_PARALLEL = 4;
+
+interface CallDbRow extends Omit<CallRow, 'meta'> {
+  meta: string | null;
+}
+
+function toCallRow(r: CallDbRow): CallRow {
+  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
+}
+
+function assertMicros(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new LedgerStateError(`${what} must be a non-negative integer, got ${n}`);
+}
+
+const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
+
+interface BeginRow {
+  kind: BeginResult['kind'];
+  call_id: string | null;
+  response: string | null;
+  available: number | null;
+  spent: number | null;
+  frozen_reason: string | null;
+}
+
+const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
+
+export class PgLedger implements Ledger {
+  private readonly clock: Clock;
+  private readonly ttl: number;
+  private readonly replicaId: string;
+  private readonly asyncHolds: boolean;
+  private readonly mv: PgMovements;
+
+  constructor(
+    private readonly pool: PgPool,
+    opts: PgLedgerOptions,
+  ) {
+    this.clock = opts.clock;
+    this.ttl = opts.idempotencyTtlMs;
+    this.replicaId = opts.replicaId;
+    this.asyncHolds = opts.durableHolds !== true;
+    this.mv = new PgMovements(pool);
+  }
+
+  private async rows<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
+    try {
+      const r = await this.pool.query(name ? { name, text, values } : { text, values });
+      return r.rows as T[];
+    } catch (err) {
+      throw asLedgerError(err);
+    }
+  }
+
+  // ---- accounts and keys -------------------------------------------------------------------------------
+
+  async createAccount(input: { name?: string | null; kind?: AccountKind; id?: string }): Promise<AccountRow> {
+    const now = this.clock.now();
+    const id = input.id ?? newId('acct', now);
+    await this.rows(undefined, 'INSERT INTO accounts (id, name, kind, created_at) VALUES ($1, $2, $3, $4)', [
+      id,
+      input.name ?? null,
+      input.kind ?? 'customer',
+      now,
+    ]);
+    return (await this.getAccount(id)) as AccountRow;
+  }
+
+  async getAccount(id: string): Promise<AccountRow | undefined> {
+    return (await this.rows<AccountRow>('tg_account', 'SELECT * FROM accounts_v WHERE id = $1', [id]))[0];
+  }
+
+  listAccounts(kind?: AccountKind): Promise<AccountRow[]> {
+    return kind
+      ? this.rows('tg_accounts_kind', 'SELECT * FROM accounts_v WHERE kind = $1 ORDER BY created_at, id', [
+          kind,
+        ])
+      : this.rows('tg_accounts', 'SELECT * FROM accounts_v ORDER BY created_at, id', []);
+  }
+
+  async balance(accountId: string): Promise<Balance> {
+    const a = await this.getAccount(accountId);
+    if (!a) throw new LedgerStateError(`unknown account ${accountId}`);
+    return balanceOf(a);
+  }
+
+  async insertApiKey(input: {
+    accountId: string;
+    hash: string;
+    prefix: string;
+    name?: string | null;
+  }): Promise<ApiKeyRow> {
+    const now = this.clock.now();
+    if (!(await this.getAccount(input.accountId)))
+      throw new LedgerStateError(`unknown account ${input.accountId}`);
+    const id = newId('key', now);
+    const [row] = await this.rows<ApiKeyRow>(
+      undefined,
+      `INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      [id, input.accountId, input.hash, input.prefix, input.name ?? null, now],
+    );
+    return row as ApiKeyRow;
+  }
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return (
+      await this.rows<ApiKeyRow>('tg_key_hash', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash])
+    )[0];
+  }
+
+  listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
+    return accountId
+      ? this.rows(
+          undefined,
+          `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+          [accountId],
+        )
+      : this.rows(undefined, `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`, []);
+  }
+
+  async revokeApiKey(id: string): Promise<boolean> {
+    const r = await this.pool.query(
+      'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+      [this.clock.now(), id],
+    );
+    return r.rowCount === 1;
+  }
+
+  // ---- the call lifecycle ------------------------------------------------------------------------------
+
+  async begin(req: BeginRequest): Promise<BeginResult> {
+    assertMicros(req.priceMicros, 'price');
+    assertMicros(req.holdMicros, 'hold');
+    if (req.funding) assertMicros(req.funding.micros, 'funding');
+    const now = this.clock.now();
+    const capDay = req.dailyCap
+      ? req.dailyCap.scope
+        ? `${utcDay(now)} ${req.dailyCap.scope}`
+        : utcDay(now)
+      : null;
+    const [r] = await this.rows<BeginRow>(
+      'tg_begin',
+      'SELECT * FROM tg_begin($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)',
+      [
+        req.accountId,
+        req.action,
+        req.priceMicros,
+        req.holdMicros,
+        req.paymentMethod,
+        req.principal,
+        req.idempotency?.key ?? null,
+        req.idempotency?.fingerprint ?? null,
+        req.holdTtlMs,
+        req.dailyCap?.limitMicros ?? null,
+        capDay,
+        req.funding?.micros ?? 0,
+        req.funding?.memo ?? null,
+        json(req.meta),
+        now,
+        this.ttl,
+        this.replicaId,
+        newId('txn', now),
+        this.asyncHolds,
+      ],
+    );
+    if (!r) throw new Error('tg_begin returned no row');
+    const callId = r.call_id ?? '';
+    switch (r.kind) {
+      case 'started':
+      case 'in_flight':
+      case 'mismatch':
+        return { kind: r.kind, callId };
+      case 'replay':
+        return { kind: 'replay', callId, response: JSON.parse(r.response ?? 'null') };
+      case 'insufficient': {
+        const refused = {
+          kind: 'insufficient' as const,
+          availableMicros: r.available ?? 0,
+          requiredMicros: req.holdMicros,
+        };
+        return r.frozen_reason === null ? refused : { ...refused, lineFrozen: { reason: r.frozen_reason } };
+      }
+      case 'daily_cap':
+        return {
+          kind: 'daily_cap',
+          spentMicros: r.spent ?? 0,
+          limitMicros: req.dailyCap?.limitMicros ?? 0,
+          resetsAt: nextUtcMidnight(now),
+        };
+    }
+  }
+
+  async capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }> {
+    assertMicros(req.amountMicros, 'capture');
+    const now = this.clock.now();
+    await this.rows('tg_capture', 'SELECT tg_capture($1, $2, $3, $4, $5, $6, $7, $8)', [
+      callId,
+      req.amountMicros,
+      req.provider,
+      req.durationMs,
+      JSON.stringify(req.response ?? null),
+      json(req.meta),
+      req.jobHandle ?? null,
+      now,
+    ]);
+    return { chargedMicros: req.amountMicros };
+  }
+
+  async void(callId: string, req: VoidRequest): Promise<void> {
+    const now = this.clock.now();
+    await this.release(callId, 'voided', req.errorCode, req.provider, req.durationMs, req.meta, now, true);
+  }
+
+  private async release(
+    callId: string,
+    status: 'voided' | 'expired',
+    errorCode: string,
+    provider: string | null,
+    durationMs: number | null,
+    meta: Record<string, unknown> | undefined,
+    now: number,
+    strict: boolean,
+  ): Promise<boolean> {
+    const [r] = await this.rows<{ ok: boolean }>(
+      'tg_release',
+      'SELECT tg_release($1, $2, $3, $4, $5, $6, $7, $8) AS ok',
+      [callId, status, errorCode, provider, durationMs, json(meta), now, strict],
+    );
+    return r?.ok === true;
+  }
+
+  /** Releases holds, each in its own transaction (so a sweep never holds two accounts' locks); counts its own. */
+  private async releaseAll(callIds: string[], errorCode: string, now: number): Promise<number> {
+    let done = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < callIds.length) {
+        const id = callIds[next++] as string;
+        if (await this.release(id, 'expired', errorCode, null, null, undefined, now, false)) done++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SWEEP_PARALLEL, callIds.length) }, worker));
+    return done;
+  }
+
+  refundJob(
+    accountId: string,
+    handle: string,
+    reason: string,
+  ): Promise<{ refundedMicros: number; callId?: string }> {
+    return this.mv.refundJob(accountId, handle, reason, this.clock.now());
+  }
+
+  /**
+   * Voids holds past their expiry, and the pending holds of every other replica whose lease has expired (it
+   * crashed or hangs: src/pg/replicas.ts); purges idempotency keys past their TTL. Every replica sweeps; each
+   * hold is resolved by exactly one of them (tg_release re-checks it under its lock).
+   */
+  async sweep(now: number): Promise<SweepResult> {
+    const expired = await this.rows<{ call_id: string }>(
+      'tg_sweep_expired',
+      "SELECT call_id FROM holds WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+      [now, SWEEP_BATCH],
+    );
+    const expiredHolds = await this.releaseAll(
+      expired.map((r) => r.call_id),
+      'hold_expired',
+      now,
+    );
+    const orphaned = await this.rows<{ call_id: string }>(
+      'tg_sweep_orphaned',
+      `SELECT h.call_id FROM holds h JOIN replicas r ON r.id = h.replica_id
+        WHERE h.status = 'pending' AND r.lease_expires_at <= $1 AND r.id <> $2 LIMIT $3`,
+      [now, this.replicaId, SWEEP_BATCH],
+    );
+    const orphanedHolds = await this.releaseAll(
+      orphaned.map((r) => r.call_id),
+      'orphaned_by_replica',
+      now,
+    );
+    const purged = await this.pool.query(
+      "DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < $1",
+      [now - this.ttl],
+    );
+    return { expiredHolds, purgedKeys: purged.rowCount ?? 0, orphanedHolds };
+  }
+
+  /** This replica's pending holds, and those of replicas whose lease has expired; never a live replica's. */
+  async voidAllPending(reason: string): Promise<number> {
+    const now = this.clock.now();
+    const pending = await this.rows<{ call_id: string }>(
+      undefined,
+      `SELECT h.call_id FROM holds h
+        WHERE h.status = 'pending'
+          AND (h.replica_id = $1
+               OR EXISTS (SELECT 1 FROM replicas r WHERE r.id = h.replica_id AND r.lease_expires_at <= $2))`,
+      [this.replicaId, now],
+    );
+    return this.releaseAll(
+      pending.map((r) => r.call_id),
+      reason,
+      now,
+    );
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------------------
+
+  async getCall(id: string): Promise<CallRow | undefined> {
+    const [r] = await this.rows<CallDbRow>('tg_call', 'SELECT * FROM calls WHERE id = $1', [id]);
+    return r ? toCallRow(r) : undefined;
+  }
+
+  async transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
+    const rows = await this.rows<CallDbRow>(
+      'tg_calls_of',
+      'SELECT * FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit],
+    );
+    return rows.map(toCallRow);
+  }
+
+  usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
+    // The service is the action id up to its slash ('' without one, as in SQLite); the day is the UTC day the
+    // call started.
+    return this.rows(
+      'tg_usage',
+      `SELECT to_char(to_timestamp(created_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              CASE WHEN strpos(action, '/') > 0 THEN split_part(action, '/', 1) ELSE '' END AS service,
+              sum(charged_micros - refunded_micros)::bigint AS micros, count(*)::bigint AS calls
+         FROM calls
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND status IN ('succeeded', 'refunded')
+        GROUP BY 1, 2 ORDER BY 1, 2`,
+      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
+    );
+  }
+
+  movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
+    return this.mv.movements(accountId, limit, range);
+  }
+
+  getMovement(id: string): Promise<MovementRow | undefined> {
+    return this.mv.get(id);
+  }
+
+  movementByRef(kind: MovementKind, externalRef: string): Promise<MovementRow | undefined> {
+    return this.mv.byRef(kind, externalRef);
+  }
+
+  creditLine(accountId: string): Promise<CreditLine> {
+    return this.mv.creditLine(accountId);
+  }
+
+  drawnAccounts(minDrawnMicros: number, limit: number) {
+    return this.mv.drawnAccounts(minDrawnMicros, limit);
+  }
+
+  pendingSettlements(startedBefore: number, limit: number): Promise<MovementRow[]> {
+    return this.mv.pendingSettlements(startedBefore, limit);
+  }
+
+  // ---- money without a call (./pg-movements.ts) -----------------------------------------------------------
+
+  credit(accountId: string, micros: number, memo: string): Promise<Balance> {
+    assertMicros(micros, 'credit');
+    return this.mv.credit(accountId, micros, memo, this.clock.now());
+  }
+
+  recordExternal(req: ExternalRequest): Promise<ExternalResult> {
+    assertMicros(req.micros, 'amount');
+    if (req.micros === 0) throw new LedgerStateError('an external movement needs an amount above zero');
+    return this.mv.external(req, this.clock.now());
+  }
+
+  grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult> {
+    assertMicros(req.micros, 'credit line');
+    if (req.micros === 0 || req.cardFingerprint === '')
+      throw new LedgerStateError('a credit line needs an amount and a card fingerprint');
+    return this.mv.grantLine(req, this.clock.now());
+  }
+
+  freezeCreditLine(accountId: string, reason: string | null): Promise<void> {
+    return this.mv.freeze(accountId, reason, this.clock.now());
+  }
+
+  beginSettlement(req: SettlementRequest): Promise<SettlementStart> {
+    assertMicros(req.minMicros, 'minimum');
+    assertMicros(req.stepMicros, 'step');
+    return this.mv.beginSettlement(req, this.clock.now());
+  }
+
+  finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult> {
+    return this.mv.finishSettlement(movementId, outcome, this.clock.now());
+  }
+
+  /** The pool belongs to the StateDb (other stores share it): closing the ledger leaves it open. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
