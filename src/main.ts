@@ -1,3 +1,4 @@
+import type { StateDb } from './backend.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -244,8 +245,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
+  // The sign-in side's state (OAuth, dashboard sessions, billing): the lead swaps this for the StateDb built
+  // from TOLLGATE_DATABASE_URL.
+  const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
   const oauth = await createAuthorizationServer({
-    db,
+    state,
     ledger,
     log: log.child({ door: 'oauth' }),
     publicUrl: () => config.publicUrl,
@@ -262,7 +266,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     (await createBilling({
       config: config.billing,
       stripe: payments,
-      db,
+      state,
       ledger,
       money,
       clock,
@@ -274,9 +278,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
   // through the authorization server's one callback, hence the late binding).
-  const grants = new OAuthGrants(db);
-  const account = accountPages({
-    db,
+  const grants = new OAuthGrants(oauth.store);
+  const account = await accountPages({
+    state,
     ledger,
     billing,
     apps: {
