@@ -112,7 +112,7 @@ export async function dashboardData(
     payments: b
       ? {
           enabled: true,
-          card: b.card(accountId),
+          card: await b.card(accountId),
           movements: moves.filter((m) => PAYMENT_KINDS.has(m.kind)),
           topUpMin: b.limits.topUpMinMicros,
           topUpMax: b.limits.topUpMaxMicros,
