@@ -1,4 +1,3 @@
-import type { StateDb } from './backend.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -12,6 +11,7 @@ import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
+import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';

@@ -122,7 +122,8 @@ export function interactionRoutes(d: InteractionDeps): Router {
       return renderLogin(req, res, details, 200, error);
     }
     if (details.prompt.name === 'consent') {
-      if ((await signInKey(d, details)) === undefined) return renderLogin(req, res, details, 200, SIGN_IN_AGAIN);
+      if ((await signInKey(d, details)) === undefined)
+        return renderLogin(req, res, details, 200, SIGN_IN_AGAIN);
       return renderConsent(req, res, details);
     }
     const p = messagePage(

@@ -18,7 +18,9 @@ export async function loadSecrets(
   store: OAuthStore,
   cookieSecret: string | undefined,
 ): Promise<OAuthSecrets> {
-  const jwks = JSON.parse(await store.secret('jwks', () => JSON.stringify(generateJwks()))) as { keys: JWK[] };
+  const jwks = JSON.parse(await store.secret('jwks', () => JSON.stringify(generateJwks()))) as {
+    keys: JWK[];
+  };
   // An operator-supplied secret (several hosts sharing one database, or rotation) goes first: it signs new
   // cookies, and the generated one still verifies cookies issued before it was set.
   const generated = await store.secret('cookie_key', () => randomBytes(32).toString('base64url'));

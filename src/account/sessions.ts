@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { readCookie, setCookie } from '../../auth/oauth/guard.js';
-import { sha256Hex } from '../lib/hash.js';
 import type { StateDb } from '../backend.js';
-import { type SessionStore, openSessionStore } from './session-store.js';
+import { sha256Hex } from '../lib/hash.js';
+import { openSessionStore, type SessionStore } from './session-store.js';
 
 // Dashboard sessions and the protections of the dashboard's forms.
 //

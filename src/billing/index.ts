@@ -1,11 +1,11 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
+import type { StateDb } from '../backend.js';
 import type { BillingConfig, StripeConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd, MICROS_PER_CENT } from '../lib/money.js';
-import type { StateDb } from '../backend.js';
 import type { Lifecycle } from '../run/lifecycle.js';
 import { eventHandler } from './events.js';
 import { SettlementScheduler } from './scheduler.js';

@@ -3,9 +3,9 @@ import {
   type BillingStore,
   type CardRow,
   type EventClaim,
-  STALE_CLAIM_MS,
   type SessionRow,
   type SettlementChargeRow,
+  STALE_CLAIM_MS,
 } from './store.js';
 
 // The billing store in PostgreSQL, shared by every replica (schema: src/pg/migrations/sign-in.ts). Each method
@@ -58,7 +58,9 @@ export class PgBillingStore implements BillingStore {
   }
 
   async card(accountId: string): Promise<CardRow | undefined> {
-    return this.one<CardRow>('billing-card', 'SELECT * FROM billing_cards WHERE account_id = $1', [accountId]);
+    return this.one<CardRow>('billing-card', 'SELECT * FROM billing_cards WHERE account_id = $1', [
+      accountId,
+    ]);
   }
 
   async putCard(c: CardRow): Promise<void> {
@@ -69,7 +71,16 @@ export class PgBillingStore implements BillingStore {
        ON CONFLICT (account_id) DO UPDATE SET payment_method = excluded.payment_method, fingerprint = excluded.fingerprint,
          brand = excluded.brand, last4 = excluded.last4, exp_month = excluded.exp_month, exp_year = excluded.exp_year,
          updated_at = excluded.updated_at`,
-      [c.account_id, c.payment_method, c.fingerprint, c.brand, c.last4, c.exp_month, c.exp_year, c.updated_at],
+      [
+        c.account_id,
+        c.payment_method,
+        c.fingerprint,
+        c.brand,
+        c.last4,
+        c.exp_month,
+        c.exp_year,
+        c.updated_at,
+      ],
     );
   }
 
@@ -188,13 +199,18 @@ export class PgBillingStore implements BillingStore {
   }
 
   async eventHandled(id: string, now: number): Promise<void> {
-    await this.run('billing-event-handled', 'UPDATE stripe_events SET handled_at = $1 WHERE id = $2', [now, id]);
+    await this.run('billing-event-handled', 'UPDATE stripe_events SET handled_at = $1 WHERE id = $2', [
+      now,
+      id,
+    ]);
   }
 
   async releaseEvent(id: string): Promise<void> {
-    await this.run('billing-release-event', 'DELETE FROM stripe_events WHERE id = $1 AND handled_at IS NULL', [
-      id,
-    ]);
+    await this.run(
+      'billing-release-event',
+      'DELETE FROM stripe_events WHERE id = $1 AND handled_at IS NULL',
+      [id],
+    );
   }
 
   async state(name: string): Promise<string | undefined> {

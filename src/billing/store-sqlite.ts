@@ -3,9 +3,9 @@ import {
   type BillingStore,
   type CardRow,
   type EventClaim,
-  STALE_CLAIM_MS,
   type SessionRow,
   type SettlementChargeRow,
+  STALE_CLAIM_MS,
 } from './store.js';
 
 // The billing store in the gateway's SQLite database (namespace "billing"). Every statement stands alone
@@ -138,7 +138,9 @@ export class SqliteBillingStore implements BillingStore {
       setState: db.prepare(
         'INSERT INTO billing_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       ),
-      insState: db.prepare('INSERT INTO billing_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
+      insState: db.prepare(
+        'INSERT INTO billing_state (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+      ),
       swapState: db.prepare('UPDATE billing_state SET value = ? WHERE name = ? AND value = ?'),
     };
   }

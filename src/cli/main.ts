@@ -121,8 +121,7 @@ async function run(argv: string[], out: Out): Promise<number> {
     if (command === 'oauth') {
       const store = openOAuthStore({ kind: 'sqlite', db, dataDir: config.dataDir });
       await oauth(new OAuthGrants(store), ledger, out, sub, rest);
-    }
-    else await dispatch(ledger, money, out, command, sub, rest, values);
+    } else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
     // Name the database: "no account" from the wrong data directory is the mistake this catches.

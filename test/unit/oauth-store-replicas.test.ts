@@ -90,11 +90,15 @@ describe.each(BACKENDS)('the OAuth store across replicas ($name)', (backend) => 
     expect(await two.accountForIdentity('https://idp', 'sub')).toBe(winner);
   });
 
-  it('[oauth:api-key-grant] grants, their keys and limits: listed and revoked from any replica', async () => {
+  it('[oauth:operator-revoke] grants, their keys and limits: listed and revoked from any replica', async () => {
     await one.adapter('Client').upsert('client-1', { client_id: 'client-1', client_name: 'Inspector' });
     const iat = Math.floor(Date.now() / 1000);
-    await one.adapter('Grant').upsert('grant-1', { jti: 'grant-1', accountId: 'acct', clientId: 'client-1', iat }, 60);
-    await one.adapter('Grant').upsert('grant-x', { jti: 'grant-x', accountId: 'other', clientId: 'client-1' }, 60);
+    await one
+      .adapter('Grant')
+      .upsert('grant-1', { jti: 'grant-1', accountId: 'acct', clientId: 'client-1', iat }, 60);
+    await one
+      .adapter('Grant')
+      .upsert('grant-x', { jti: 'grant-x', accountId: 'other', clientId: 'client-1' }, 60);
     await one.adapter('AccessToken').upsert('tok', { jti: 'tok', grantId: 'grant-1', accountId: 'acct' }, 60);
     await one.setGrantKey('grant-1', 'key_1');
     await one.setDailyLimit('acct', 'client-1', 2_000_000);

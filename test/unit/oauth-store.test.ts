@@ -13,7 +13,8 @@ import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 /** The stored rows as they are at rest (to check that no bearer value is kept). */
 async function storedRows(state: StateDb): Promise<Array<{ id_hash: string; payload: string }>> {
   const sql = 'SELECT id_hash, payload FROM oauth_store';
-  if (state.kind === 'sqlite') return state.db.prepare(sql).all() as Array<{ id_hash: string; payload: string }>;
+  if (state.kind === 'sqlite')
+    return state.db.prepare(sql).all() as Array<{ id_hash: string; payload: string }>;
   return (await state.pool.query<{ id_hash: string; payload: string }>(sql)).rows;
 }
 
@@ -61,7 +62,9 @@ describe.each(BACKENDS)('the OAuth store ($name)', (backend) => {
       await store
         .adapter('AccessToken')
         .upsert('secret-token-value', { jti: 'secret-token-value', grantId: 'g' }, 60);
-      await store.adapter('AuthorizationCode').upsert('secret-code', { jti: 'secret-code', grantId: 'g' }, 60);
+      await store
+        .adapter('AuthorizationCode')
+        .upsert('secret-code', { jti: 'secret-code', grantId: 'g' }, 60);
       const rows = await storedRows(opened.db);
       expect(rows.map((r) => r.id_hash).sort()).toEqual(
         [sha256Hex('secret-code'), sha256Hex('secret-token-value')].sort(),
