@@ -245,8 +245,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
-  // The sign-in side's state (OAuth, dashboard sessions, billing): the lead swaps this for the StateDb built
-  // from TOLLGATE_DATABASE_URL.
+  // Where OAuth, dashboard sessions and billing keep their state (the StateDb of TOLLGATE_DATABASE_URL next).
   const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
   const oauth = await createAuthorizationServer({
     state,

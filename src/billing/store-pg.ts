@@ -1,12 +1,6 @@
 import type { PgPool } from '../pg/pool.js';
-import {
-  type BillingStore,
-  type CardRow,
-  type EventClaim,
-  type SessionRow,
-  type SettlementChargeRow,
-  STALE_CLAIM_MS,
-} from './store.js';
+import { type EventClaim, STALE_CLAIM_MS } from './event-claim.js';
+import type { BillingStore, CardRow, SessionRow, SettlementChargeRow } from './store.js';
 
 // The billing store in PostgreSQL, shared by every replica (schema: src/pg/migrations/sign-in.ts). Each method
 // is one autocommit statement, or a read after an idempotent one; first-writer-wins rows use ON CONFLICT DO

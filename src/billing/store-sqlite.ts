@@ -1,12 +1,6 @@
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
-import {
-  type BillingStore,
-  type CardRow,
-  type EventClaim,
-  type SessionRow,
-  type SettlementChargeRow,
-  STALE_CLAIM_MS,
-} from './store.js';
+import { type EventClaim, STALE_CLAIM_MS } from './event-claim.js';
+import type { BillingStore, CardRow, SessionRow, SettlementChargeRow } from './store.js';
 
 // The billing store in the gateway's SQLite database (namespace "billing"). Every statement stands alone
 // (better-sqlite3 is synchronous), so no transaction spans an await.

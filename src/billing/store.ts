@@ -1,4 +1,5 @@
 import type { StateDb } from '../backend.js';
+import type { EventClaim } from './event-claim.js';
 import { PgBillingStore } from './store-pg.js';
 import { SqliteBillingStore } from './store-sqlite.js';
 
@@ -39,11 +40,6 @@ export interface SettlementChargeRow {
   attempts: number;
   created_at: number;
 }
-
-/** A claim left unmarked this long was left by a crash: the next delivery takes it over. */
-export const STALE_CLAIM_MS = 60_000;
-
-export type EventClaim = 'claimed' | 'handled' | 'busy';
 
 export interface BillingStore {
   customerOf(accountId: string): Promise<string | undefined>;

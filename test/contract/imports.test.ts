@@ -13,6 +13,7 @@ function groupOf(file: string): string {
   if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
   if (rel === 'src/log.ts') return 'lib';
+  if (rel === 'src/backend.ts') return 'backend';
   for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
   const m = /^src\/([^/]+)\//.exec(rel);
   if (m) return m[1] as string;
@@ -23,7 +24,7 @@ function groupOf(file: string): string {
 const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
-  auth: ['auth', 'ledger', 'errors', 'lib', 'config'],
+  auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'backend', 'pg'],
   run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
@@ -34,9 +35,9 @@ const ALLOWED: Record<string, string[]> = {
   ports: ['ports', 'upstreams', 'lib', 'errors'],
   upstreams: ['upstreams', 'lib', 'errors', 'ports'],
   // Card payments (Stripe): money moves only through run's lifecycle; ledger for its types and reads.
-  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config'],
+  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config', 'backend', 'pg'],
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
-  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors'],
+  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'backend', 'pg'],
   ledger: ['ledger', 'lib', 'errors'],
   storage: ['storage', 'lib', 'errors', 'ports'],
   engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],
@@ -44,6 +45,9 @@ const ALLOWED: Record<string, string[]> = {
   lib: ['lib', 'errors'],
   errors: [],
   config: ['lib'],
+  // The state handle every store opens from (src/backend.ts), and PostgreSQL's pool and migrations.
+  backend: ['lib', 'pg'],
+  pg: ['pg', 'lib', 'errors'],
 };
 
 function files(dir: string): string[] {
