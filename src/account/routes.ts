@@ -15,7 +15,7 @@ import { dashboardBody } from './dashboard-view.js';
 import { type Frame, sendHtml } from './html.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
-import { openAccountSessions, type Session, WindowLimiter } from './sessions.js';
+import { openAccountSessions, type Session } from './sessions.js';
 
 // The people-facing door: / (what this gateway is), sign-up and sign-in (API key, or the upstream OpenID Connect
 // provider), and /account, the dashboard (balance and credit line, usage chart, transactions with filters and
@@ -61,7 +61,7 @@ export async function accountPages(
   const base = () => new URL(d.publicUrl()).pathname.replace(/\/+$/, '');
   const sessions = await openAccountSessions(d.state, { secure, basePath: base }, () => d.clock.now());
   const signIns = new AttemptLimiter(d.signInAttemptsPerMinute, () => d.clock.now());
-  const signUps = new WindowLimiter(d.signupsPerHour, 3_600_000, () => d.clock.now());
+  const signUps = sessions.windowLimiter(d.signupsPerHour, 3_600_000);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const r = Router();
 
@@ -211,7 +211,7 @@ export async function accountPages(
         403,
         messagePage('Sign-up is closed', 'Ask the operator of this gateway for an account.'),
       );
-    if (limited(res, signUps.take(`signup:${ip(req)}`), 'sign-ups')) return;
+    if (limited(res, await signUps.take(`signup:${ip(req)}`), 'sign-ups')) return;
     const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) : '';
     const account = await d.ledger.createAccount({ name: name || null });
     const { key, row } = await createApiKey(d.ledger, account.id, 'default');

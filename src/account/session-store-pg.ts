@@ -37,6 +37,28 @@ export class PgSessionStore implements SessionStore {
     });
   }
 
+  async countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }> {
+    await this.pool.query({
+      name: 'account-attempts-purge',
+      text: 'DELETE FROM account_attempts WHERE expires_at <= $1',
+      values: [now],
+    });
+    // One statement: concurrent attempts on any replica serialize on the row, each counted once. SET
+    // expressions all read the row as it was, so the window restarts (count 1) or counts on.
+    const { rows } = await this.pool.query<{ window_start: number; count: number }>({
+      name: 'account-attempt',
+      text: `INSERT INTO account_attempts AS a (key, window_start, count, expires_at) VALUES ($1, $2::bigint, 1, $2::bigint + $3::bigint)
+             ON CONFLICT (key) DO UPDATE SET
+               count = CASE WHEN a.expires_at <= $2 THEN 1 ELSE a.count + 1 END,
+               window_start = CASE WHEN a.expires_at <= $2 THEN $2 ELSE a.window_start END,
+               expires_at = CASE WHEN a.expires_at <= $2 THEN $2::bigint + $3::bigint ELSE a.expires_at END
+             RETURNING window_start, count`,
+      values: [key, now, windowMs],
+    });
+    const row = rows[0] as { window_start: number; count: number };
+    return { start: row.window_start, count: row.count };
+  }
+
   async secret(name: string, generate: () => string): Promise<string> {
     const read = async () =>
       (

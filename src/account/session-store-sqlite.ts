@@ -19,6 +19,16 @@ const MIGRATIONS = [
     value TEXT NOT NULL
   );
   `,
+  `
+  -- Fixed-window attempt counters (sign-ups per client IP per hour), shared by every process on this database.
+  CREATE TABLE account_attempts (
+    key          TEXT PRIMARY KEY,
+    window_start INTEGER NOT NULL,
+    count        INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+  );
+  CREATE INDEX account_attempts_expiry ON account_attempts(expires_at);
+  `,
 ];
 
 export class SqliteSessionStore implements SessionStore {
@@ -39,6 +49,19 @@ export class SqliteSessionStore implements SessionStore {
       insSecret: db.prepare(
         'INSERT INTO account_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
       ),
+      purgeAttempts: db.prepare('DELETE FROM account_attempts WHERE expires_at <= ?'),
+      // SET expressions all read the row as it was, so the window restarts (count 1) or counts on, atomically.
+      attempt: db.prepare<
+        [{ key: string; now: number; window: number }],
+        { window_start: number; count: number }
+      >(
+        `INSERT INTO account_attempts (key, window_start, count, expires_at) VALUES (@key, @now, 1, @now + @window)
+         ON CONFLICT (key) DO UPDATE SET
+           count = CASE WHEN expires_at <= @now THEN 1 ELSE count + 1 END,
+           window_start = CASE WHEN expires_at <= @now THEN @now ELSE window_start END,
+           expires_at = CASE WHEN expires_at <= @now THEN @now + @window ELSE expires_at END
+         RETURNING window_start, count`,
+      ),
     };
   }
 
@@ -54,6 +77,12 @@ export class SqliteSessionStore implements SessionStore {
 
   async remove(idHash: string): Promise<void> {
     this.s.del.run(idHash);
+  }
+
+  async countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }> {
+    this.s.purgeAttempts.run(now);
+    const row = this.s.attempt.get({ key, now, window: windowMs }) as { window_start: number; count: number };
+    return { start: row.window_start, count: row.count };
   }
 
   async secret(name: string, generate: () => string): Promise<string> {

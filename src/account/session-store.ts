@@ -19,6 +19,11 @@ export interface SessionStore {
   remove(idHash: string): Promise<void>;
   /** A secret generated once and kept; the first writer wins, across replicas too. */
   secret(name: string, generate: () => string): Promise<string>;
+  /**
+   * Counts one attempt under `key` in its fixed window of `windowMs` (a new window starts when the last one
+   * ended), atomically across replicas; returns the window's start and its count including this attempt.
+   */
+  countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }>;
 }
 
 export function openSessionStore(state: StateDb): SessionStore {

@@ -48,6 +48,11 @@ export class AccountSessions {
     private readonly now: () => number,
   ) {}
 
+  /** A fixed-window limiter counted in this state (shared by every replica). */
+  windowLimiter(limit: number, windowMs: number): WindowLimiter {
+    return new WindowLimiter(this.store, limit, windowMs, this.now);
+  }
+
   private policy() {
     return { secure: this.cookies.secure(), basePath: this.cookies.basePath() };
   }
@@ -118,28 +123,22 @@ export class AccountSessions {
   }
 }
 
-/** A fixed window per key (sign-ups per client IP per hour): enough to stop scripted account creation. */
+/**
+ * A fixed window per key (sign-ups per client IP per hour): enough to stop scripted account creation. Counted in
+ * the state every replica shares, so a client spreading its attempts over replicas gets the same limit.
+ */
 export class WindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
   constructor(
+    private readonly counter: Pick<SessionStore, 'countAttempt'>,
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly now: () => number,
   ) {}
 
   /** Counts an attempt; returns the seconds to wait when over the limit, else undefined. */
-  take(key: string): number | undefined {
+  async take(key: string): Promise<number | undefined> {
     const now = this.now();
-    if (this.windows.size > 10_000) {
-      for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
-    }
-    let w = this.windows.get(key);
-    if (!w || now - w.start >= this.windowMs) {
-      w = { start: now, count: 0 };
-      this.windows.set(key, w);
-    }
-    w.count += 1;
+    const w = await this.counter.countAttempt(key, now, this.windowMs);
     if (w.count <= this.limit) return undefined;
     return Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
   }

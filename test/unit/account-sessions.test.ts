@@ -83,4 +83,23 @@ describe.each(BACKENDS)('account sessions ($name)', (backend) => {
     const s = await one.start(jar.res, 'acct_1', null);
     expect(two.csrfFor(s)).toBe(one.csrfFor(s));
   });
+
+  it('[account:signup-rate-limit] counts sign-ups per key in one-hour windows, across replicas', async () => {
+    const one = (await openAccountSessions(a.db, cookies, () => now)).windowLimiter(3, 3_600_000);
+    const two = (await openAccountSessions(b.db, cookies, () => now)).windowLimiter(3, 3_600_000);
+    // Six attempts at once, spread over two replicas: three pass, three wait out the hour.
+    const waits = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 ? two : one).take('signup:ip1')),
+    );
+    expect(waits.filter((w) => w === undefined)).toHaveLength(3);
+    expect(waits.filter((w) => w === 3600)).toHaveLength(3);
+    expect(await one.take('signup:ip2')).toBeUndefined();
+    now += 45 * 60_000;
+    expect(await two.take('signup:ip1')).toBe(15 * 60);
+    now += 15 * 60_000;
+    expect(await one.take('signup:ip1')).toBeUndefined();
+    expect(await two.take('signup:ip1')).toBeUndefined();
+    expect(await one.take('signup:ip1')).toBeUndefined();
+    expect(await two.take('signup:ip1')).toBe(3600);
+  });
 });

@@ -132,4 +132,17 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
     );
     `,
   },
+  {
+    version: 103,
+    name: 'account attempts',
+    sql: `
+    CREATE TABLE account_attempts (
+      key          text PRIMARY KEY,
+      window_start bigint NOT NULL,
+      count        integer NOT NULL,
+      expires_at   bigint NOT NULL
+    );
+    CREATE INDEX account_attempts_expiry ON account_attempts(expires_at);
+    `,
+  },
 ];
