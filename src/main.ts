@@ -11,6 +11,7 @@ import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
+import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -244,8 +245,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
+  // Where OAuth, dashboard sessions and billing keep their state (the StateDb of TOLLGATE_DATABASE_URL next).
+  const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
   const oauth = await createAuthorizationServer({
-    db,
+    state,
     ledger,
     log: log.child({ door: 'oauth' }),
     publicUrl: () => config.publicUrl,
@@ -262,7 +265,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     (await createBilling({
       config: config.billing,
       stripe: payments,
-      db,
+      state,
       ledger,
       money,
       clock,
@@ -274,9 +277,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
   // through the authorization server's one callback, hence the late binding).
-  const grants = new OAuthGrants(db);
-  const account = accountPages({
-    db,
+  const grants = new OAuthGrants(oauth.store);
+  const account = await accountPages({
+    state,
     ledger,
     billing,
     apps: {

@@ -66,7 +66,7 @@ export class FederatedLogin {
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const pending: PendingLogin = { uid, codeVerifier, nonce };
-    this.deps.store.upsert(STATE_MODEL, state, pending as unknown as AdapterPayload, STATE_TTL_SECONDS);
+    await this.deps.store.upsert(STATE_MODEL, state, pending as unknown as AdapterPayload, STATE_TTL_SECONDS);
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
       scope: 'openid email',
@@ -86,9 +86,9 @@ export class FederatedLogin {
     callbackUrl: URL,
     state: string,
   ): Promise<{ uid: string; accountId: string; created: boolean }> {
-    const pending = this.deps.store.find(STATE_MODEL, state) as unknown as PendingLogin | undefined;
+    const pending = (await this.deps.store.find(STATE_MODEL, state)) as unknown as PendingLogin | undefined;
     if (!pending) throw new FederationError('unknown or expired sign-in state');
-    this.deps.store.destroy(STATE_MODEL, state);
+    await this.deps.store.destroy(STATE_MODEL, state);
     let claims: oidc.IDToken | undefined;
     try {
       const config = await this.configuration();
@@ -110,10 +110,10 @@ export class FederatedLogin {
   }
 
   /** The account of an upstream subject, created on its first sign-in (once, even under concurrent sign-ins). */
-  private accountFor(subject: string, label: string): Promise<{ accountId: string; created: boolean }> {
+  private async accountFor(subject: string, label: string): Promise<{ accountId: string; created: boolean }> {
     const { store, upstream } = this.deps;
-    const known = store.accountForIdentity(upstream.issuer, subject);
-    if (known) return Promise.resolve({ accountId: known, created: false });
+    const known = await store.accountForIdentity(upstream.issuer, subject);
+    if (known) return { accountId: known, created: false };
     const key = `${upstream.issuer}\u0000${subject}`;
     let creating = this.creating.get(key);
     if (!creating) {
@@ -129,9 +129,12 @@ export class FederatedLogin {
   ): Promise<{ accountId: string; created: boolean }> {
     const { store, ledger, upstream, onAccountCreated, log } = this.deps;
     const account = await ledger.createAccount({ name: label });
-    if (!store.linkIdentity(upstream.issuer, subject, account.id)) {
+    if (!(await store.linkIdentity(upstream.issuer, subject, account.id))) {
       // Another process linked it first (several gateways on one database): use theirs; ours stays empty.
-      return { accountId: store.accountForIdentity(upstream.issuer, subject) as string, created: false };
+      return {
+        accountId: (await store.accountForIdentity(upstream.issuer, subject)) as string,
+        created: false,
+      };
     }
     await onAccountCreated?.(account.id);
     log.info({ account: account.id, upstream: upstream.issuer }, 'account created by federated sign-in');

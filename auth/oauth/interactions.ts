@@ -89,7 +89,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
     const accountId = details.session?.accountId as string;
     const clientId = String(details.params.client_id);
     const balance = await d.ledger.balance(accountId);
-    const current = d.store.dailyLimit(accountId, clientId);
+    const current = await d.store.dailyLimit(accountId, clientId);
     const body = req.body as Record<string, string> | undefined;
     const selected = body?.daily_limit ?? limitChoice(current);
     const p = consentPage({
@@ -122,7 +122,8 @@ export function interactionRoutes(d: InteractionDeps): Router {
       return renderLogin(req, res, details, 200, error);
     }
     if (details.prompt.name === 'consent') {
-      if (signInKey(d, details) === undefined) return renderLogin(req, res, details, 200, SIGN_IN_AGAIN);
+      if ((await signInKey(d, details)) === undefined)
+        return renderLogin(req, res, details, 200, SIGN_IN_AGAIN);
       return renderConsent(req, res, details);
     }
     const p = messagePage(
@@ -156,7 +157,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
     const details = await load(req, res);
     if (!details || !csrfOk(req, res)) return;
     const accountId = details.session?.accountId;
-    const keyId = signInKey(d, details);
+    const keyId = await signInKey(d, details);
     if (details.prompt.name !== 'consent' || !accountId || keyId === undefined) {
       return renderLogin(req, res, details, 200, SIGN_IN_AGAIN);
     }
@@ -181,8 +182,8 @@ export function interactionRoutes(d: InteractionDeps): Router {
       grant.addResourceScope(indicator, scopes.join(' '));
     }
     const grantId = await grant.save();
-    d.store.setDailyLimit(accountId, clientId, limit);
-    d.store.setGrantKey(grantId, keyId);
+    await d.store.setDailyLimit(accountId, clientId, limit);
+    await d.store.setGrantKey(grantId, keyId);
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   });
 
@@ -218,14 +219,14 @@ export function interactionRoutes(d: InteractionDeps): Router {
  * the key cuts the grant off. Known from this flow's own sign-in (the login result travels to the consent step)
  * and remembered for the session; undefined when neither says, and then the user signs in again.
  */
-function signInKey(d: InteractionDeps, details: Details): string | null | undefined {
+async function signInKey(d: InteractionDeps, details: Details): Promise<string | null | undefined> {
   const uid = details.session?.uid;
   const marker = (details.lastSubmission as Record<string, { keyId?: string | null }> | undefined)?.[SIGN_IN];
   if (marker && marker.keyId !== undefined) {
-    if (uid) d.store.setSessionKey(uid, marker.keyId);
+    if (uid) await d.store.setSessionKey(uid, marker.keyId);
     return marker.keyId;
   }
-  return uid ? d.store.sessionKey(uid) : undefined;
+  return uid ? await d.store.sessionKey(uid) : undefined;
 }
 
 function requestedScopes(details: Details): string[] {

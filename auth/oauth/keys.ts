@@ -14,14 +14,19 @@ export interface OAuthSecrets {
   formKey: Buffer;
 }
 
-export function loadSecrets(store: OAuthStore, cookieSecret: string | undefined): OAuthSecrets {
-  const jwks = JSON.parse(store.secret('jwks', () => JSON.stringify(generateJwks()))) as { keys: JWK[] };
+export async function loadSecrets(
+  store: OAuthStore,
+  cookieSecret: string | undefined,
+): Promise<OAuthSecrets> {
+  const jwks = JSON.parse(await store.secret('jwks', () => JSON.stringify(generateJwks()))) as {
+    keys: JWK[];
+  };
   // An operator-supplied secret (several hosts sharing one database, or rotation) goes first: it signs new
   // cookies, and the generated one still verifies cookies issued before it was set.
-  const generated = store.secret('cookie_key', () => randomBytes(32).toString('base64url'));
+  const generated = await store.secret('cookie_key', () => randomBytes(32).toString('base64url'));
   const cookieKeys = cookieSecret ? [cookieSecret, generated] : [generated];
   const formKey = Buffer.from(
-    store.secret('form_key', () => randomBytes(32).toString('base64url')),
+    await store.secret('form_key', () => randomBytes(32).toString('base64url')),
     'base64url',
   );
   return { jwks, cookieKeys, formKey };

@@ -2,9 +2,9 @@ import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprot
 import type { Express, NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
+import type { StateDb } from '../../src/backend.js';
 import type { OAuthConfig } from '../../src/config/index.js';
 import type { LedgerRecords } from '../../src/ledger/types.js';
-import type { SqliteDb } from '../../src/lib/sqlite.js';
 import type { TokenVerifier } from '../authenticator.js';
 import type { MetadataGet } from './cimd.js';
 import type { InteractionDeps, OtherSignIn } from './context.js';
@@ -14,7 +14,7 @@ import { AttemptLimiter, Csrf, clientIp } from './guard.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSecrets, type OAuthSecrets } from './keys.js';
 import { AS_ROUTES, buildProvider, INTERACTION_PATH } from './provider.js';
-import { OAuthStore } from './store.js';
+import { type OAuthStore, openOAuthStore } from './store.js';
 import { createOAuthTokenVerifier } from './verifier.js';
 
 // tollgate's OAuth 2.1 authorization server for MCP hosts, mounted in the gateway: the issuer is the public URL,
@@ -23,7 +23,8 @@ import { createOAuthTokenVerifier } from './verifier.js';
 // /mcp accept the access tokens it issues.
 
 export interface AuthorizationServerDeps {
-  db: SqliteDb;
+  /** Where the OAuth state lives (SQLite, or the PostgreSQL every replica shares). */
+  state: StateDb;
   ledger: LedgerRecords;
   log: Logger;
   /** Read on use: tests learn the public URL only once the server listens. */
@@ -78,11 +79,24 @@ function isProviderPath(path: string): boolean {
 
 export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<AuthorizationServer> {
   const lib = await import('oidc-provider');
-  const store = new OAuthStore(deps.db);
+  const store = openOAuthStore(deps.state);
   // Loaded (generated, the first time ever: an RSA key takes ~0.2 s) on the first OAuth request, not at start.
+  // Reading them is async (the store may be PostgreSQL), so every entry point awaits `ready()` first and the
+  // synchronous paths inside (the library's configuration, the CSRF key) read them with `secrets()`.
   let loaded: OAuthSecrets | undefined;
-  const secrets = () => {
-    loaded ??= loadSecrets(store, deps.config.cookieSecret);
+  let loading: Promise<OAuthSecrets> | undefined;
+  const ready = (): Promise<OAuthSecrets> => {
+    loading ??= loadSecrets(store, deps.config.cookieSecret).then(
+      (s) => (loaded = s),
+      (err: unknown) => {
+        loading = undefined; // a database that was down is retried by the next request
+        throw err;
+      },
+    );
+    return loading;
+  };
+  const secrets = (): OAuthSecrets => {
+    if (!loaded) throw new Error('OAuth secrets used before they were loaded');
     return loaded;
   };
   const log = deps.log;
@@ -171,11 +185,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   }
 
   const purge = setInterval(() => {
-    try {
-      store.purgeExpired();
-    } catch (err) {
-      log.error({ err }, 'oauth purge failed');
-    }
+    store.purgeExpired().catch((err: unknown) => log.error({ err }, 'oauth purge failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
 
@@ -185,10 +195,31 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     provider,
     upstreamSignIn: federated && {
       name: federated.name,
-      start: (res, flow) => startFederated(interactionDeps, res, flow),
+      start: async (res, flow) => {
+        await ready();
+        return startFederated(interactionDeps, res, flow);
+      },
     },
-    verifier: createOAuthTokenVerifier({ provider, store, ledger: deps.ledger, resource: deps.resource }),
+    verifier: createOAuthTokenVerifier({
+      provider: async () => {
+        await ready();
+        return provider();
+      },
+      store,
+      ledger: deps.ledger,
+      resource: deps.resource,
+    }),
     mount(app: Express) {
+      // Every OAuth path (the library's, our pages, the upstream callback) runs with the secrets loaded.
+      app.use((req: Request, _res: Response, next: NextFunction) => {
+        if (!DISCOVERY_PATHS.has(req.path) && !req.path.startsWith('/oauth/') && req.path !== '/oauth') {
+          return next();
+        }
+        ready().then(
+          () => next(),
+          (err: unknown) => next(err),
+        );
+      });
       // Before every other door, so no body parser of theirs ever reads the library's requests.
       app.use((req: Request, res: Response, next: NextFunction) => {
         if (!isProviderPath(req.path)) return next();

@@ -18,7 +18,8 @@ export type OAuthPrincipal = Extract<Principal, { kind: 'oauth' }> & {
 };
 
 export interface VerifierDeps {
-  provider: () => Provider;
+  /** The library instance, once its secrets are loaded. */
+  provider: () => Promise<Provider>;
   store: OAuthStore;
   ledger: LedgerRecords;
   /** The one audience accepted: the /mcp URL. */
@@ -31,7 +32,7 @@ export function createOAuthTokenVerifier(d: VerifierDeps): TokenVerifier {
   return {
     async verify(token: string): Promise<OAuthPrincipal | undefined> {
       if (!OPAQUE_TOKEN.test(token)) return undefined;
-      const provider = d.provider();
+      const provider = await d.provider();
       const at = await provider.AccessToken.find(token);
       if (!at?.accountId || !at.clientId) throw refuse('unknown, expired or revoked');
       const exp = at.exp;
@@ -43,7 +44,7 @@ export function createOAuthTokenVerifier(d: VerifierDeps): TokenVerifier {
         throw refuse('its authorization was withdrawn');
       }
       // Signed in with an API key: the grant lives only as long as that key.
-      const keyId = d.store.grantKey(at.grantId);
+      const keyId = await d.store.grantKey(at.grantId);
       if (keyId !== undefined) {
         const keys = await d.ledger.listApiKeys(at.accountId);
         if (!keys.some((k) => k.id === keyId && k.revoked_at === null)) {
@@ -55,7 +56,7 @@ export function createOAuthTokenVerifier(d: VerifierDeps): TokenVerifier {
         accountId: at.accountId,
         clientId: at.clientId,
         scopes: [...at.scopes],
-        dailyLimitMicros: d.store.dailyLimit(at.accountId, at.clientId),
+        dailyLimitMicros: await d.store.dailyLimit(at.accountId, at.clientId),
         expiresAt: exp,
       };
     },

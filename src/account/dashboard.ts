@@ -8,9 +8,9 @@ import type { AppView, DashboardView, Filters } from './dashboard-view.js';
 // the OAuth grants (connected apps); and the transaction filters shared by the table and its CSV export.
 
 export interface Apps {
-  list(accountId: string): AppView[];
-  setLimit(accountId: string, clientId: string, micros: number | undefined): void;
-  revoke(accountId: string, clientId: string): number;
+  list(accountId: string): Promise<AppView[]>;
+  setLimit(accountId: string, clientId: string, micros: number | undefined): Promise<void>;
+  revoke(accountId: string, clientId: string): Promise<number>;
 }
 
 export interface DashboardDeps {
@@ -108,11 +108,11 @@ export async function dashboardData(
     keys: keys.slice().reverse(),
     signedInKey: extra.signedInKey,
     // One row per app (a client connected twice has two grants, one limit).
-    apps: [...new Map(d.apps.list(accountId).map((a) => [a.client_id, a])).values()],
+    apps: [...new Map((await d.apps.list(accountId)).map((a) => [a.client_id, a])).values()],
     payments: b
       ? {
           enabled: true,
-          card: b.card(accountId),
+          card: await b.card(accountId),
           movements: moves.filter((m) => PAYMENT_KINDS.has(m.kind)),
           topUpMin: b.limits.topUpMinMicros,
           topUpMax: b.limits.topUpMaxMicros,

@@ -71,7 +71,7 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
   );
 
   r.get('/account/checkout/return', signedIn, async (req, res) => {
-    const row = d.billing?.session(String(req.query.session_id ?? ''));
+    const row = await d.billing?.session(String(req.query.session_id ?? ''));
     if (!row || row.account_id !== session(res).accountId) {
       return send(
         res,

@@ -6,16 +6,16 @@ import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
 import { parseLimit } from '../../auth/oauth/limits.js';
+import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
-import type { SqliteDb } from '../lib/sqlite.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { type Frame, sendHtml } from './html.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
-import { AccountSessions, type Session, WindowLimiter } from './sessions.js';
+import { openAccountSessions, type Session } from './sessions.js';
 
 // The people-facing door: / (what this gateway is), sign-up and sign-in (API key, or the upstream OpenID Connect
 // provider), and /account, the dashboard (balance and credit line, usage chart, transactions with filters and
@@ -23,7 +23,8 @@ import { AccountSessions, type Session, WindowLimiter } from './sessions.js';
 // rate limited per client IP. Money moves only through billing and the lifecycle, never here.
 
 export interface AccountPagesDeps {
-  db: SqliteDb;
+  /** Where dashboard sessions live (SQLite, or the PostgreSQL every replica shares). */
+  state: StateDb;
   ledger: LedgerRecords;
   billing: Billing | undefined;
   apps: Apps;
@@ -53,12 +54,14 @@ const FLASH: Record<string, string> = {
   signed_out: 'You are signed out.',
 };
 
-export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn: OtherSignIn } {
+export async function accountPages(
+  d: AccountPagesDeps,
+): Promise<{ router: Router; otherSignIn: OtherSignIn }> {
   const secure = () => d.publicUrl().startsWith('https:');
   const base = () => new URL(d.publicUrl()).pathname.replace(/\/+$/, '');
-  const sessions = new AccountSessions(d.db, { secure, basePath: base }, () => d.clock.now());
+  const sessions = await openAccountSessions(d.state, { secure, basePath: base }, () => d.clock.now());
   const signIns = new AttemptLimiter(d.signInAttemptsPerMinute, () => d.clock.now());
-  const signUps = new WindowLimiter(d.signupsPerHour, 3_600_000, () => d.clock.now());
+  const signUps = sessions.windowLimiter(d.signupsPerHour, 3_600_000);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const r = Router();
 
@@ -103,13 +106,13 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
 
   /** The browser's live session; a session signed in with a key that was revoked since ends here. */
   async function sessionOf(req: Request, res: Response): Promise<Session | 'ended' | undefined> {
-    const s = sessions.find(req);
+    const s = await sessions.find(req);
     if (!s) return undefined;
     if (s.keyId !== null) {
       const key = (await d.ledger.listApiKeys(s.accountId)).find((k) => k.id === s.keyId);
       if (!key || key.revoked_at !== null) {
-        sessions.drop(s);
-        sessions.end(req, res);
+        await sessions.drop(s);
+        await sessions.end(req, res);
         return 'ended';
       }
     }
@@ -183,7 +186,7 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
     const check = await verifyApiKey(d.ledger, key);
     // One message for every refusal: whether a key exists, or was revoked, is nobody's business here.
     if (!check.ok) return signIn(req, res, 401, 'That API key was not accepted. Check it and try again.');
-    sessions.start(res, check.principal.accountId, check.principal.keyId);
+    await sessions.start(res, check.principal.accountId, check.principal.keyId);
     go(res, '/account');
   });
 
@@ -208,12 +211,12 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
         403,
         messagePage('Sign-up is closed', 'Ask the operator of this gateway for an account.'),
       );
-    if (limited(res, signUps.take(`signup:${ip(req)}`), 'sign-ups')) return;
+    if (limited(res, await signUps.take(`signup:${ip(req)}`), 'sign-ups')) return;
     const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) : '';
     const account = await d.ledger.createAccount({ name: name || null });
     const { key, row } = await createApiKey(d.ledger, account.id, 'default');
     // The session is not tied to this key: revoking it later should not sign its only holder out.
-    sessions.start(res, account.id, null);
+    await sessions.start(res, account.id, null);
     d.log.info({ account: account.id, key: row.id }, 'account created by sign-up');
     send(res, 201, keyOncePage({ key, accountId: account.id, welcome: true }));
   });
@@ -229,7 +232,7 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
   });
 
   const otherSignIn: OtherSignIn = async (_req, res, result) => {
-    sessions.start(res, result.accountId, null);
+    await sessions.start(res, result.accountId, null);
     if (!result.created) return go(res, '/account');
     // A new person: the first key of the account, shown once.
     const { key } = await createApiKey(d.ledger, result.accountId, 'default');
@@ -240,8 +243,8 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
 
   r.get('/account', signedIn, (req, res) => dashboard(req, res));
 
-  r.post('/account/signout', form, signedIn, (req, res) => {
-    sessions.end(req, res);
+  r.post('/account/signout', form, signedIn, async (req, res) => {
+    await sessions.end(req, res);
     go(res, '/account/signin?done=signed_out');
   });
 
@@ -260,23 +263,23 @@ export function accountPages(d: AccountPagesDeps): { router: Router; otherSignIn
     go(res, '/account?done=key_revoked#keys');
   });
 
-  const connected = (res: Response, clientId: string) =>
-    d.apps.list(session(res).accountId).some((a) => a.client_id === clientId);
+  const connected = async (res: Response, clientId: string) =>
+    (await d.apps.list(session(res).accountId)).some((a) => a.client_id === clientId);
 
   r.post('/account/apps/limit', form, signedIn, async (req, res) => {
     const client = String(req.body.client_id ?? '');
-    if (!connected(res, client))
+    if (!(await connected(res, client)))
       return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
     const limit = parseLimit(req.body as Record<string, unknown>);
     if (limit === 'invalid')
       return dashboard(req, res, 400, { error: 'Enter a daily limit in USD, such as 2.50 (above 0).' });
-    d.apps.setLimit(session(res).accountId, client, limit);
+    await d.apps.setLimit(session(res).accountId, client, limit);
     go(res, '/account?done=limit_changed#apps');
   });
 
   r.post('/account/apps/revoke', form, signedIn, async (req, res) => {
     const client = String(req.body.client_id ?? '');
-    if (d.apps.revoke(session(res).accountId, client) === 0) {
+    if ((await d.apps.revoke(session(res).accountId, client)) === 0) {
       return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
     }
     go(res, '/account?done=app_revoked#apps');

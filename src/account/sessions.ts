@@ -1,8 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { readCookie, setCookie } from '../../auth/oauth/guard.js';
+import type { StateDb } from '../backend.js';
 import { sha256Hex } from '../lib/hash.js';
-import { migrate, type SqliteDb } from '../lib/sqlite.js';
+import { openSessionStore, type SessionStore } from './session-store.js';
 
 // Dashboard sessions and the protections of the dashboard's forms.
 //
@@ -11,24 +12,6 @@ import { migrate, type SqliteDb } from '../lib/sqlite.js';
 //   (checked on every request), like an OAuth grant made with it.
 // - Every form carries a CSRF token: HMAC(key, session id) once signed in; before that (sign-in, sign-up),
 //   HMAC(key, a random cookie of this browser). A cross-site POST has neither our key nor the cookie's value.
-
-const MIGRATIONS = [
-  `
-  CREATE TABLE account_sessions (
-    id_hash    TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL,
-    -- The API key the session signed in with (NULL: sign-up or an upstream sign-in).
-    key_id     TEXT,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL
-  );
-  CREATE INDEX account_sessions_expiry ON account_sessions(expires_at);
-  CREATE TABLE account_secrets (
-    name  TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-  );
-  `,
-];
 
 export const SESSION_COOKIE = 'tg_session';
 const PRE_COOKIE = 'tg_account_csrf';
@@ -46,32 +29,28 @@ export interface CookieSettings {
   basePath: () => string;
 }
 
-export class AccountSessions {
-  private readonly s;
-  private readonly formKey: Buffer;
+/** Opens the dashboard's sessions on this state (its form key is read, or generated once, here). */
+export async function openAccountSessions(
+  state: StateDb,
+  cookies: CookieSettings,
+  now: () => number,
+): Promise<AccountSessions> {
+  const store = openSessionStore(state);
+  const formKey = await store.secret('form_key', () => randomBytes(32).toString('base64url'));
+  return new AccountSessions(store, Buffer.from(formKey, 'base64url'), cookies, now);
+}
 
+export class AccountSessions {
   constructor(
-    db: SqliteDb,
+    private readonly store: SessionStore,
+    private readonly formKey: Buffer,
     private readonly cookies: CookieSettings,
     private readonly now: () => number,
-  ) {
-    migrate(db, 'account', MIGRATIONS);
-    this.s = {
-      ins: db.prepare(
-        'INSERT INTO account_sessions (id_hash, account_id, key_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      get: db.prepare<[string, number], { account_id: string; key_id: string | null }>(
-        'SELECT account_id, key_id FROM account_sessions WHERE id_hash = ? AND expires_at > ?',
-      ),
-      del: db.prepare('DELETE FROM account_sessions WHERE id_hash = ?'),
-      purge: db.prepare('DELETE FROM account_sessions WHERE expires_at <= ?'),
-      secret: db.prepare<[string], { value: string }>('SELECT value FROM account_secrets WHERE name = ?'),
-      insSecret: db.prepare(
-        'INSERT INTO account_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
-      ),
-    };
-    this.s.insSecret.run('form_key', randomBytes(32).toString('base64url'));
-    this.formKey = Buffer.from((this.s.secret.get('form_key') as { value: string }).value, 'base64url');
+  ) {}
+
+  /** A fixed-window limiter counted in this state (shared by every replica). */
+  windowLimiter(limit: number, windowMs: number): WindowLimiter {
+    return new WindowLimiter(this.store, limit, windowMs, this.now);
   }
 
   private policy() {
@@ -79,33 +58,32 @@ export class AccountSessions {
   }
 
   /** Starts a session for the account and sets its cookie. */
-  start(res: Response, accountId: string, keyId: string | null): Session {
+  async start(res: Response, accountId: string, keyId: string | null): Promise<Session> {
     const token = randomBytes(32).toString('base64url');
     const id = sha256Hex(token);
     const now = this.now();
-    this.s.purge.run(now);
-    this.s.ins.run(id, accountId, keyId, now, now + SESSION_TTL_MS);
+    await this.store.add(id, { accountId, keyId }, now, now + SESSION_TTL_MS);
     setCookie(res, this.policy(), SESSION_COOKIE, token, '/account', SESSION_TTL_MS / 1000);
     return { id, accountId, keyId };
   }
 
   /** The browser's session, if its cookie names a live one. */
-  find(req: Request): Session | undefined {
+  async find(req: Request): Promise<Session | undefined> {
     const token = readCookie(req, SESSION_COOKIE);
     if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
     const id = sha256Hex(token);
-    const row = this.s.get.get(id, this.now());
-    return row ? { id, accountId: row.account_id, keyId: row.key_id } : undefined;
+    const row = await this.store.get(id, this.now());
+    return row ? { id, ...row } : undefined;
   }
 
-  end(req: Request, res: Response): void {
+  async end(req: Request, res: Response): Promise<void> {
     const token = readCookie(req, SESSION_COOKIE);
-    if (token) this.s.del.run(sha256Hex(token));
+    if (token) await this.store.remove(sha256Hex(token));
     setCookie(res, this.policy(), SESSION_COOKIE, '', '/account', 0);
   }
 
-  drop(session: Session): void {
-    this.s.del.run(session.id);
+  drop(session: Session): Promise<void> {
+    return this.store.remove(session.id);
   }
 
   /** The CSRF token of a signed-in browser's forms. */
@@ -145,28 +123,22 @@ export class AccountSessions {
   }
 }
 
-/** A fixed window per key (sign-ups per client IP per hour): enough to stop scripted account creation. */
+/**
+ * A fixed window per key (sign-ups per client IP per hour): enough to stop scripted account creation. Counted in
+ * the state every replica shares, so a client spreading its attempts over replicas gets the same limit.
+ */
 export class WindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
   constructor(
+    private readonly counter: Pick<SessionStore, 'countAttempt'>,
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly now: () => number,
   ) {}
 
   /** Counts an attempt; returns the seconds to wait when over the limit, else undefined. */
-  take(key: string): number | undefined {
+  async take(key: string): Promise<number | undefined> {
     const now = this.now();
-    if (this.windows.size > 10_000) {
-      for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
-    }
-    let w = this.windows.get(key);
-    if (!w || now - w.start >= this.windowMs) {
-      w = { start: now, count: 0 };
-      this.windows.set(key, w);
-    }
-    w.count += 1;
+    const w = await this.counter.countAttempt(key, now, this.windowMs);
     if (w.count <= this.limit) return undefined;
     return Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
   }

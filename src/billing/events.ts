@@ -30,7 +30,7 @@ const idOf = (v: string | { id: string } | null | undefined): string | undefined
 
 export function eventHandler(d: EventDeps) {
   async function onSession(s: Stripe.Checkout.Session): Promise<void> {
-    const row = d.store.session(s.id);
+    const row = await d.store.session(s.id);
     if (!row) {
       d.log.warn({ session: s.id }, 'webhook for a Checkout session tollgate did not start; ignored');
       return;
@@ -52,8 +52,8 @@ export function eventHandler(d: EventDeps) {
       memo: 'top-up by card',
       meta: { checkout_session: s.id, ...(pi ? { payment_intent: pi } : {}) },
     });
-    if (pi) d.store.addPayment(pi, row.account_id, 'topup', d.clock.now());
-    d.store.finishSession(s.id, 'complete', d.clock.now());
+    if (pi) await d.store.addPayment(pi, row.account_id, 'topup', d.clock.now());
+    await d.store.finishSession(s.id, 'complete', d.clock.now());
   }
 
   async function onCardSaved(accountId: string, s: Stripe.Checkout.Session): Promise<void> {
@@ -63,12 +63,12 @@ export function eventHandler(d: EventDeps) {
     const pm = seti.payment_method as Stripe.PaymentMethod | string | null;
     if (seti.status !== 'succeeded' || !pm || typeof pm === 'string' || !pm.card?.fingerprint) {
       d.log.warn({ session: s.id, status: seti.status }, 'saved payment method is not a usable card');
-      d.store.finishSession(s.id, 'failed', d.clock.now());
+      await d.store.finishSession(s.id, 'failed', d.clock.now());
       return;
     }
     const card = pm.card;
-    const previous = d.store.card(accountId);
-    d.store.putCard({
+    const previous = await d.store.card(accountId);
+    await d.store.putCard({
       account_id: accountId,
       payment_method: pm.id,
       fingerprint: card.fingerprint as string,
@@ -95,7 +95,7 @@ export function eventHandler(d: EventDeps) {
         d.log.info({ account: accountId }, 'card already gave another account its line; no second line');
       }
     }
-    d.store.finishSession(s.id, 'complete', d.clock.now());
+    await d.store.finishSession(s.id, 'complete', d.clock.now());
     // A new card is how a frozen line is fixed: settle what is drawn with it, or unfreeze if nothing is.
     const line = await d.ledger.creditLine(accountId);
     if (line.frozen && previous?.payment_method !== pm.id) {
@@ -120,7 +120,7 @@ export function eventHandler(d: EventDeps) {
   /** The account a payment reached: from our own record, else the payment intent's metadata we set. */
   async function accountOfPayment(pi: string | undefined): Promise<string | undefined> {
     if (!pi) return undefined;
-    const known = d.store.paymentAccount(pi);
+    const known = await d.store.paymentAccount(pi);
     if (known) return known;
     const fresh = await d.stripe.paymentIntents.retrieve(pi);
     const account = fresh.metadata?.tollgate_account;

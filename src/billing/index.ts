@@ -1,16 +1,16 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
+import type { StateDb } from '../backend.js';
 import type { BillingConfig, StripeConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd, MICROS_PER_CENT } from '../lib/money.js';
-import type { SqliteDb } from '../lib/sqlite.js';
 import type { Lifecycle } from '../run/lifecycle.js';
 import { eventHandler } from './events.js';
 import { SettlementScheduler } from './scheduler.js';
 import { Settlements, type SettleOutcome } from './settle.js';
-import { BillingStore, type CardRow, type SessionRow } from './store.js';
+import { type CardRow, openBillingStore, type SessionRow } from './store.js';
 import { classifyStripeError, createStripeClient, type StripeClient } from './stripe-client.js';
 import { webhookRoutes } from './webhook.js';
 
@@ -22,7 +22,8 @@ import { webhookRoutes } from './webhook.js';
 export interface BillingDeps {
   config: BillingConfig;
   stripe: StripeConfig;
-  db: SqliteDb;
+  /** Where billing's own records live (SQLite, or the PostgreSQL every replica shares). */
+  state: StateDb;
   ledger: LedgerRecords;
   money: Lifecycle;
   clock: Clock;
@@ -36,9 +37,9 @@ export interface Billing {
   /** The webhook endpoint (mounted by the composition root). */
   routes: Router;
   limits: { topUpMinMicros: number; topUpMaxMicros: number; welcomeLineMicros: number };
-  card(accountId: string): CardRow | undefined;
-  sessions(accountId: string, limit: number): SessionRow[];
-  session(sessionId: string): SessionRow | undefined;
+  card(accountId: string): Promise<CardRow | undefined>;
+  sessions(accountId: string, limit: number): Promise<SessionRow[]>;
+  session(sessionId: string): Promise<SessionRow | undefined>;
   /** Starts Checkout in setup mode; returns the URL to send the browser to. */
   startCardSetup(accountId: string): Promise<string>;
   /** Starts Checkout in payment mode for `micros` (whole cents within the limits). */
@@ -51,7 +52,7 @@ export interface Billing {
 
 export async function createBilling(d: BillingDeps): Promise<Billing> {
   const stripe = d.client ?? (await createStripeClient(d.stripe));
-  const store = new BillingStore(d.db);
+  const store = openBillingStore(d.state);
   const settlements = new Settlements({
     stripe,
     store,
@@ -63,6 +64,7 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
   const { ledger, money, clock, log, config } = d;
   const handle = eventHandler({ stripe, store, settlements, ledger, money, clock, log, config });
   const scheduler = new SettlementScheduler({ ledger, settlements, store, clock, log, config });
+  await scheduler.init();
   const returnUrl = () => `${d.publicUrl()}/account/checkout/return?session_id={CHECKOUT_SESSION_ID}`;
   const cancelUrl = () => `${d.publicUrl()}/account?checkout=cancelled`;
 
@@ -80,7 +82,7 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
   };
 
   async function customerOf(accountId: string): Promise<string> {
-    const known = store.customerOf(accountId);
+    const known = await store.customerOf(accountId);
     if (known) return known;
     const account = await d.ledger.getAccount(accountId);
     // The idempotency key makes two concurrent first payments of one account share one customer.
@@ -126,7 +128,7 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
           success_url: returnUrl(),
           cancel_url: cancelUrl(),
         });
-        store.addSession(s.id, accountId, 'card', null, d.clock.now());
+        await store.addSession(s.id, accountId, 'card', null, d.clock.now());
         return s.url as string;
       } catch (err) {
         throw unreachable(err, 'start saving a card');
@@ -167,7 +169,7 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
           success_url: returnUrl(),
           cancel_url: cancelUrl(),
         });
-        store.addSession(s.id, accountId, 'topup', micros, d.clock.now());
+        await store.addSession(s.id, accountId, 'topup', micros, d.clock.now());
         return s.url as string;
       } catch (err) {
         throw unreachable(err, 'start a top-up');

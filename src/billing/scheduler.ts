@@ -28,11 +28,11 @@ export class SettlementScheduler {
       log: Logger;
       config: BillingConfig;
     },
-  ) {
-    // The first period starts now: a fresh gateway does not settle everything at its first start.
-    if (this.d.store.state(SCHEDULE_STATE) === undefined) {
-      this.d.store.setState(SCHEDULE_STATE, String(this.periodStart()));
-    }
+  ) {}
+
+  /** The first period starts now: a fresh gateway does not settle everything at its first start. */
+  async init(): Promise<void> {
+    await this.d.store.swapState(SCHEDULE_STATE, undefined, String(this.periodStart()));
   }
 
   start(): void {
@@ -77,8 +77,9 @@ export class SettlementScheduler {
       await each('threshold', a.account_id, () => settlements.settle(a.account_id, 'threshold'));
     }
     const period = this.periodStart();
-    if (Number(this.d.store.state(SCHEDULE_STATE) ?? 0) < period) {
-      this.d.store.setState(SCHEDULE_STATE, String(period));
+    const last = await this.d.store.state(SCHEDULE_STATE);
+    // Of replicas passing at once, the one that moves the period on runs the scheduled settlements.
+    if (Number(last ?? 0) < period && (await this.d.store.swapState(SCHEDULE_STATE, last, String(period)))) {
       let due = await ledger.drawnAccounts(STRIPE_MIN_CHARGE_MICROS, BATCH);
       // A batch at a time; each settled account leaves the list (its drawn amount is reserved or repaid).
       for (let rounds = 0; due.length > 0 && rounds < 50; rounds++) {

@@ -50,7 +50,7 @@ export class Settlements {
       memo: 'card charged for usage beyond the prepaid balance',
     });
     if (start.kind === 'nothing_due') return 'nothing_due';
-    const charge = this.chargeFor(start.movementId, accountId, start.micros);
+    const charge = await this.chargeFor(start.movementId, accountId, start.micros);
     if (!charge) {
       await this.d.money.finishSettlement(start.movementId, {
         ok: false,
@@ -72,7 +72,7 @@ export class Settlements {
     micros: number,
     startedAt: number,
   ): Promise<SettleOutcome> {
-    const charge = this.chargeFor(movementId, accountId, micros);
+    const charge = await this.chargeFor(movementId, accountId, micros);
     if (!charge) {
       await this.d.money.finishSettlement(movementId, { ok: false, reason: 'there is no card on file' });
       return 'declined';
@@ -90,13 +90,13 @@ export class Settlements {
 
   /** The card's answer for a settlement, however it arrived (the request's answer or a webhook). */
   async resolve(movementId: string, accountId: string, pi: PaymentIntentLike): Promise<SettleOutcome> {
-    const charge = this.d.store.settlementCharge(movementId);
+    const charge = await this.d.store.settlementCharge(movementId);
     const label = charge?.card_label ?? 'card';
     const usd = charge ? formatUsd(charge.amount_cents * MICROS_PER_CENT) : 'the amount due';
     switch (pi.status) {
       case 'succeeded':
         await this.d.money.finishSettlement(movementId, { ok: true, externalRef: pi.id });
-        this.d.store.addPayment(pi.id, accountId, 'settlement', this.d.clock.now());
+        await this.d.store.addPayment(pi.id, accountId, 'settlement', this.d.clock.now());
         return 'settled';
       case 'requires_payment_method':
       case 'canceled': {
@@ -116,11 +116,15 @@ export class Settlements {
     }
   }
 
-  private chargeFor(movementId: string, accountId: string, micros: number): SettlementChargeRow | undefined {
-    const fixed = this.d.store.settlementCharge(movementId);
+  private async chargeFor(
+    movementId: string,
+    accountId: string,
+    micros: number,
+  ): Promise<SettlementChargeRow | undefined> {
+    const fixed = await this.d.store.settlementCharge(movementId);
     if (fixed) return fixed;
-    const card = this.d.store.card(accountId);
-    const customer = this.d.store.customerOf(accountId);
+    const card = await this.d.store.card(accountId);
+    const customer = await this.d.store.customerOf(accountId);
     if (!card || !customer) return undefined;
     return this.d.store.fixSettlementCharge({
       movement_id: movementId,
@@ -134,7 +138,7 @@ export class Settlements {
   }
 
   private async attempt(c: SettlementChargeRow): Promise<SettleOutcome> {
-    this.d.store.countAttempt(c.movement_id);
+    await this.d.store.countAttempt(c.movement_id);
     try {
       const pi = await this.d.stripe.paymentIntents.create(
         {

@@ -46,7 +46,7 @@ export function webhookRoutes(d: WebhookDeps): Router {
         res.status(400).json({ error: 'invalid_signature' });
         return;
       }
-      const claim = d.store.claimEvent(event.id, event.type, d.clock.now());
+      const claim = await d.store.claimEvent(event.id, event.type, d.clock.now());
       if (claim === 'handled') {
         res.json({ received: true, duplicate: true });
         return;
@@ -58,10 +58,10 @@ export function webhookRoutes(d: WebhookDeps): Router {
       }
       try {
         await d.handle(event);
-        d.store.eventHandled(event.id, d.clock.now());
+        await d.store.eventHandled(event.id, d.clock.now());
         res.json({ received: true });
       } catch (err) {
-        d.store.releaseEvent(event.id);
+        await d.store.releaseEvent(event.id).catch(() => {}); // unreleased: taken over after a minute
         d.log.error(
           { err, event: event.id, type: event.type },
           'stripe webhook not handled; Stripe will retry',

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
+import { openOAuthStore } from '../../auth/oauth/store.js';
 import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { DB_FILE, openLedger } from '../ledger/index.js';
@@ -123,8 +124,10 @@ async function run(argv: string[], out: Out): Promise<number> {
     holdTtlMs: config.holdTtlMs,
   });
   try {
-    if (command === 'oauth') await oauth(new OAuthGrants(db), ledger, out, sub, rest);
-    else await dispatch(ledger, money, out, command, sub, rest, values);
+    if (command === 'oauth') {
+      const store = openOAuthStore({ kind: 'sqlite', db, dataDir: config.dataDir });
+      await oauth(new OAuthGrants(store), ledger, out, sub, rest);
+    } else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
     // Name the database: "no account" from the wrong data directory is the mistake this catches.
@@ -268,7 +271,7 @@ async function oauth(
     throw new UsageError('usage: oauth list|revoke <account> …');
   if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
   if (sub === 'list') {
-    const list = grants.of(account);
+    const list = await grants.of(account);
     out.result(
       { account_id: account, grants: list },
       list.length === 0
@@ -284,7 +287,7 @@ async function oauth(
   }
   const client = rest[1];
   if (!client) throw new UsageError('missing <client_id>');
-  const revoked = grants.revoke(account, client);
+  const revoked = await grants.revoke(account, client);
   if (revoked === 0) throw new NotFoundError(`${client} is not connected to ${account}`);
   out.result(
     { account_id: account, client_id: client, revoked_grants: revoked },

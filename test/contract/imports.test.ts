@@ -25,7 +25,7 @@ function groupOf(file: string): string {
 const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
-  auth: ['auth', 'ledger', 'errors', 'lib', 'config'],
+  auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'pg'],
   run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
@@ -36,18 +36,18 @@ const ALLOWED: Record<string, string[]> = {
   ports: ['ports', 'upstreams', 'lib', 'errors'],
   upstreams: ['upstreams', 'lib', 'errors', 'ports'],
   // Card payments (Stripe): money moves only through run's lifecycle; ledger for its types and reads.
-  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config'],
+  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config', 'pg'],
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
-  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors'],
+  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'pg'],
   ledger: ['ledger', 'pg', 'lib', 'errors'],
-  // PostgreSQL: the pool, migrations, replica leases, and the StateDb handle (src/backend.ts).
-  pg: ['pg', 'lib', 'errors'],
   storage: ['storage', 'lib', 'errors', 'ports'],
   engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],
   // lib may throw the closed error union (errors imports nothing).
   lib: ['lib', 'errors'],
   errors: [],
   config: ['lib'],
+  // PostgreSQL: the pool, migrations, replica leases, and the StateDb handle (src/backend.ts).
+  pg: ['pg', 'lib', 'errors'],
 };
 
 function files(dir: string): string[] {

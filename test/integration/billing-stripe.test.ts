@@ -98,7 +98,7 @@ describe('card on file and the welcome credit line', () => {
       drawn_micros: 0,
       frozen: null,
     });
-    expect(billing().card(a.accountId)).toMatchObject({ brand: 'visa', last4: '4242' });
+    expect(await billing().card(a.accountId)).toMatchObject({ brand: 'visa', last4: '4242' });
     // The Checkout session was made with the official client, in setup mode, for cards.
     const created = fake.requests.find(
       (r) => r.path === '/v1/checkout/sessions' && r.params.mode === 'setup',
@@ -111,11 +111,11 @@ describe('card on file and the welcome credit line', () => {
     // Another card on the same account: no second line.
     await saveCard(a.accountId, '5555555555554444');
     expect((await t.gw.ledger.creditLine(a.accountId)).limit_micros).toBe(2_000_000);
-    expect(billing().card(a.accountId)).toMatchObject({ brand: 'mastercard', last4: '4444' });
+    expect(await billing().card(a.accountId)).toMatchObject({ brand: 'mastercard', last4: '4444' });
     // A second account with the first card: the card is on file, but no line.
     const b = await t.account('0');
     await saveCard(b.accountId, '4242424242424242');
-    expect(billing().card(b.accountId)).toMatchObject({ last4: '4242' });
+    expect(await billing().card(b.accountId)).toMatchObject({ last4: '4242' });
     expect((await t.gw.ledger.creditLine(b.accountId)).limit_micros).toBe(0);
     expect((await paidCall(b.key)).status).toBe(402);
     // The 402 points to the dashboard, where the account can top up.

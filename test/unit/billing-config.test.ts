@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BillingStore } from '../../src/billing/store.js';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { openSqlite } from '../../src/lib/sqlite.js';
 
-// Money-in configuration and the webhook event claims.
+// Money-in configuration (the webhook event claims: billing-store.test.ts).
 
 const KEY = 'sk_test_abc123';
 const WHSEC = 'whsec_abc123';
@@ -55,25 +53,5 @@ describe('billing configuration', () => {
     expect(problems({ TOLLGATE_TOPUP_MIN_USD: '20', TOLLGATE_TOPUP_MAX_USD: '10' })[0]).toMatch(/MAX/);
     expect(problems({ TOLLGATE_SETTLE_THRESHOLD_USD: '0.1' })[0]).toMatch(/THRESHOLD/);
     expect(problems({ TOLLGATE_SIGNUP: 'maybe' })[0]).toMatch(/TOLLGATE_SIGNUP/);
-  });
-});
-
-describe('webhook event claims', () => {
-  it('[billing:webhook-verified] an event is handled once; a claim left by a crash is taken over after a minute', () => {
-    const db = openSqlite(':memory:');
-    const store = new BillingStore(db);
-    expect(store.claimEvent('evt_1', 'x', 1_000)).toBe('claimed');
-    expect(store.claimEvent('evt_1', 'x', 2_000)).toBe('busy');
-    store.eventHandled('evt_1', 2_500);
-    expect(store.claimEvent('evt_1', 'x', 3_000)).toBe('handled');
-    // A failed handler releases its claim: the next delivery handles it.
-    expect(store.claimEvent('evt_2', 'x', 1_000)).toBe('claimed');
-    store.releaseEvent('evt_2');
-    expect(store.claimEvent('evt_2', 'x', 1_500)).toBe('claimed');
-    // Left unmarked (a crash): busy for a minute, then taken over once.
-    expect(store.claimEvent('evt_2', 'x', 30_000)).toBe('busy');
-    expect(store.claimEvent('evt_2', 'x', 62_000)).toBe('claimed');
-    expect(store.claimEvent('evt_2', 'x', 62_001)).toBe('busy');
-    db.close();
   });
 });

@@ -2,95 +2,105 @@ import type { Request, Response } from 'express';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AttemptLimiter, Csrf, clientIp } from '../../auth/oauth/guard.js';
 import { loadSecrets } from '../../auth/oauth/keys.js';
-import { OAuthStore } from '../../auth/oauth/store.js';
+import { type OAuthStore, openOAuthStore } from '../../auth/oauth/store.js';
+import type { StateDb } from '../../src/backend.js';
 import { sha256Hex } from '../../src/lib/hash.js';
-import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
+import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 
-// The authorization server's SQLite adapter (oidc-provider's Adapter contract), its kept secrets, and the
-// small guards of the sign-in forms.
+// The authorization server's store (oidc-provider's Adapter contract) on both backends, its kept secrets, and
+// the small guards of the sign-in forms.
 
-let db: SqliteDb;
-let store: OAuthStore;
-beforeEach(() => {
-  db = openSqlite(':memory:');
-  store = new OAuthStore(db);
-});
-afterEach(() => db.close());
+/** The stored rows as they are at rest (to check that no bearer value is kept). */
+async function storedRows(state: StateDb): Promise<Array<{ id_hash: string; payload: string }>> {
+  const sql = 'SELECT id_hash, payload FROM oauth_store';
+  if (state.kind === 'sqlite')
+    return state.db.prepare(sql).all() as Array<{ id_hash: string; payload: string }>;
+  return (await state.pool.query<{ id_hash: string; payload: string }>(sql)).rows;
+}
 
-describe('the adapter', () => {
-  it('[oauth:state-persists] stores, finds, consumes, destroys and revokes by grant, per model', async () => {
-    const at = store.adapter('AccessToken');
-    const rt = store.adapter('RefreshToken');
-    await at.upsert('tok1', { jti: 'tok1', grantId: 'g1', accountId: 'a' }, 60);
-    await at.upsert('tok2', { jti: 'tok2', grantId: 'g2', accountId: 'a' }, 60);
-    await rt.upsert('ref1', { jti: 'ref1', grantId: 'g1' }, 60);
-    expect(await at.find('tok1')).toMatchObject({ jti: 'tok1', grantId: 'g1', accountId: 'a' });
-    expect(await rt.find('tok1')).toBeUndefined();
-    await rt.consume('ref1');
-    expect((await rt.find('ref1'))?.consumed).toEqual(expect.any(Number));
-    await at.revokeByGrantId('g1');
-    expect(await at.find('tok1')).toBeUndefined();
-    expect(await at.find('tok2')).toBeDefined();
-    expect(await rt.find('ref1')).toBeDefined();
-    await at.destroy('tok2');
-    expect(await at.find('tok2')).toBeUndefined();
-    // A second store on the same database (a restart) reads what the first wrote.
-    expect(await new OAuthStore(db).adapter('RefreshToken').find('ref1')).toBeDefined();
+describe.each(BACKENDS)('the OAuth store ($name)', (backend) => {
+  let opened: OpenedState;
+  let store: OAuthStore;
+  beforeEach(async () => {
+    opened = await backend.open();
+    store = openOAuthStore(opened.db);
+  });
+  afterEach(() => opened.close());
+
+  describe('the adapter', () => {
+    it('[oauth:state-persists] stores, finds, consumes, destroys and revokes by grant, per model', async () => {
+      const at = store.adapter('AccessToken');
+      const rt = store.adapter('RefreshToken');
+      await at.upsert('tok1', { jti: 'tok1', grantId: 'g1', accountId: 'a' }, 60);
+      await at.upsert('tok2', { jti: 'tok2', grantId: 'g2', accountId: 'a' }, 60);
+      await rt.upsert('ref1', { jti: 'ref1', grantId: 'g1' }, 60);
+      expect(await at.find('tok1')).toMatchObject({ jti: 'tok1', grantId: 'g1', accountId: 'a' });
+      expect(await rt.find('tok1')).toBeUndefined();
+      await rt.consume('ref1');
+      expect((await rt.find('ref1'))?.consumed).toEqual(expect.any(Number));
+      await at.revokeByGrantId('g1');
+      expect(await at.find('tok1')).toBeUndefined();
+      expect(await at.find('tok2')).toBeDefined();
+      expect(await rt.find('ref1')).toBeDefined();
+      await at.destroy('tok2');
+      expect(await at.find('tok2')).toBeUndefined();
+      // A second store on the same database (a restart) reads what the first wrote.
+      expect(await openOAuthStore(opened.db).adapter('RefreshToken').find('ref1')).toBeDefined();
+    });
+
+    it('[oauth:state-persists] finds sessions by uid, forgets what expired, and purges it', async () => {
+      const sessions = store.adapter('Session');
+      await sessions.upsert('cookie-value', { jti: 'cookie-value', uid: 'u1', accountId: 'a' }, 60);
+      expect(await sessions.findByUid('u1')).toMatchObject({ accountId: 'a', jti: 'cookie-value' });
+      await sessions.upsert('gone', { jti: 'gone', uid: 'u2' }, 0);
+      expect(await sessions.find('gone')).toBeUndefined();
+      expect(await sessions.findByUid('u2')).toBeUndefined();
+      expect(await store.purgeExpired(Date.now() + 1)).toBe(1);
+    });
+
+    it('[oauth:tokens-hashed-at-rest] keeps only hashes of ids, and no bearer value in token payloads', async () => {
+      await store
+        .adapter('AccessToken')
+        .upsert('secret-token-value', { jti: 'secret-token-value', grantId: 'g' }, 60);
+      await store
+        .adapter('AuthorizationCode')
+        .upsert('secret-code', { jti: 'secret-code', grantId: 'g' }, 60);
+      const rows = await storedRows(opened.db);
+      expect(rows.map((r) => r.id_hash).sort()).toEqual(
+        [sha256Hex('secret-code'), sha256Hex('secret-token-value')].sort(),
+      );
+      for (const r of rows) expect(r.payload).not.toMatch(/secret-(token-value|code)/);
+      expect((await store.adapter('AccessToken').find('secret-token-value'))?.jti).toBe('secret-token-value');
+    });
   });
 
-  it('[oauth:state-persists] finds sessions by uid, forgets what expired, and purges it', async () => {
-    const sessions = store.adapter('Session');
-    await sessions.upsert('cookie-value', { jti: 'cookie-value', uid: 'u1', accountId: 'a' }, 60);
-    expect(await sessions.findByUid('u1')).toMatchObject({ accountId: 'a', jti: 'cookie-value' });
-    await sessions.upsert('gone', { jti: 'gone', uid: 'u2' }, 0);
-    expect(await sessions.find('gone')).toBeUndefined();
-    expect(await sessions.findByUid('u2')).toBeUndefined();
-    expect(store.purgeExpired(Date.now() + 1)).toBe(1);
-  });
+  describe('secrets, limits and identities', () => {
+    it('[oauth:state-persists] generates the JWKS and cookie keys once and reads them back', async () => {
+      const first = await loadSecrets(store, undefined);
+      expect(first.jwks.keys.map((k) => k.alg)).toEqual(['RS256', 'ES256']);
+      expect(first.jwks.keys.every((k) => typeof k.d === 'string')).toBe(true);
+      const again = await loadSecrets(openOAuthStore(opened.db), undefined);
+      expect(again).toEqual(first);
+      const operator = await loadSecrets(store, 'x'.repeat(32));
+      expect(operator.cookieKeys).toEqual(['x'.repeat(32), first.cookieKeys[0]]);
+    });
 
-  it('[oauth:tokens-hashed-at-rest] keeps only hashes of ids, and no bearer value in token payloads', async () => {
-    await store
-      .adapter('AccessToken')
-      .upsert('secret-token-value', { jti: 'secret-token-value', grantId: 'g' }, 60);
-    await store.adapter('AuthorizationCode').upsert('secret-code', { jti: 'secret-code', grantId: 'g' }, 60);
-    const rows = db.prepare('SELECT id_hash, payload FROM oauth_store').all() as {
-      id_hash: string;
-      payload: string;
-    }[];
-    expect(rows.map((r) => r.id_hash).sort()).toEqual(
-      [sha256Hex('secret-code'), sha256Hex('secret-token-value')].sort(),
-    );
-    for (const r of rows) expect(r.payload).not.toMatch(/secret-(token-value|code)/);
-    expect((await store.adapter('AccessToken').find('secret-token-value'))?.jti).toBe('secret-token-value');
-  });
-});
+    it('[oauth:daily-limit] keeps one limit per (account, client), "no limit" included', async () => {
+      expect(await store.dailyLimit('a', 'c')).toBeUndefined();
+      await store.setDailyLimit('a', 'c', 5_000_000);
+      await store.setDailyLimit('a', 'd', undefined);
+      expect(await store.dailyLimit('a', 'c')).toBe(5_000_000);
+      expect(await store.dailyLimit('a', 'd')).toBeUndefined();
+      await store.setDailyLimit('a', 'c', 1_000_000);
+      expect(await store.dailyLimit('a', 'c')).toBe(1_000_000);
+    });
 
-describe('secrets, limits and identities', () => {
-  it('[oauth:state-persists] generates the JWKS and cookie keys once and reads them back', () => {
-    const first = loadSecrets(store, undefined);
-    expect(first.jwks.keys.map((k) => k.alg)).toEqual(['RS256', 'ES256']);
-    expect(first.jwks.keys.every((k) => typeof k.d === 'string')).toBe(true);
-    const again = loadSecrets(new OAuthStore(db), undefined);
-    expect(again).toEqual(first);
-    const operator = loadSecrets(store, 'x'.repeat(32));
-    expect(operator.cookieKeys).toEqual(['x'.repeat(32), first.cookieKeys[0]]);
-  });
-
-  it('[oauth:daily-limit] keeps one limit per (account, client), "no limit" included', () => {
-    expect(store.dailyLimit('a', 'c')).toBeUndefined();
-    store.setDailyLimit('a', 'c', 5_000_000);
-    store.setDailyLimit('a', 'd', undefined);
-    expect(store.dailyLimit('a', 'c')).toBe(5_000_000);
-    expect(store.dailyLimit('a', 'd')).toBeUndefined();
-    store.setDailyLimit('a', 'c', 1_000_000);
-    expect(store.dailyLimit('a', 'c')).toBe(1_000_000);
-  });
-
-  it('[oauth:federated-sign-in] links an upstream identity to one account only', () => {
-    expect(store.linkIdentity('https://idp', 'sub1', 'acct_1')).toBe(true);
-    expect(store.linkIdentity('https://idp', 'sub1', 'acct_2')).toBe(false);
-    expect(store.accountForIdentity('https://idp', 'sub1')).toBe('acct_1');
-    expect(store.accountForIdentity('https://other', 'sub1')).toBeUndefined();
+    it('[oauth:federated-sign-in] links an upstream identity to one account only', async () => {
+      expect(await store.linkIdentity('https://idp', 'sub1', 'acct_1')).toBe(true);
+      expect(await store.linkIdentity('https://idp', 'sub1', 'acct_2')).toBe(false);
+      expect(await store.accountForIdentity('https://idp', 'sub1')).toBe('acct_1');
+      expect(await store.accountForIdentity('https://other', 'sub1')).toBeUndefined();
+    });
   });
 });
 
