@@ -11,6 +11,7 @@ import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
+import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -37,13 +38,13 @@ import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
-import { RateLimiter } from './run/rate-limit.js';
-import { SqliteReceiptKeyStore } from './run/receipt-keys.js';
+import { openRateLimiter } from './run/rate-limit.js';
+import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
-import { SqliteFileMetaStore } from './storage/file-meta-sqlite.js';
-import { SqliteHandleStore } from './storage/handles-sqlite.js';
+import { openFileMetaStore } from './storage/file-meta.js';
+import { openHandleStore } from './storage/handles.js';
 import { openFileStorage } from './storage/index.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
@@ -126,6 +127,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     writerThread: true,
     commits: prom?.commits,
   });
+  // The handle the stores open from (src/backend.ts); PostgreSQL is wired here once TOLLGATE_DATABASE_URL is.
+  const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
   const payments = config.billing.stripe;
   const money = new Lifecycle({
     ledger,
@@ -143,7 +146,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
-  const x402Payments = config.x402 && createX402Payments(config.x402, db, clock);
+  const x402Payments = config.x402 && createX402Payments(config.x402, state, clock);
   const x402 =
     x402Payments && telemetry
       ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
@@ -156,7 +159,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   const web = createWebFetcher({ allow: config.fetchAllow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES });
   // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
-  const webStack = createWebStack(config, { fetcher: web, clock, log });
+  const webStack = createWebStack(config, { fetcher: web, clock, log, state });
   // propstats / propdata: a client only for a keyed vendor (else their actions answer not_configured). One
   // pooled dispatcher serves both: undici keeps a connection pool per origin.
   const propertyDispatcher = createDispatcher();
@@ -176,8 +179,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // mediastage / videoasm: fal and CueFrame when keyed.
   const fileStorage = await openFileStorage({
     location: config.storage,
+    state,
     dataDir: config.dataDir,
-    meta: opts.fileMeta ?? new SqliteFileMetaStore(db),
+    meta: opts.fileMeta ?? openFileMetaStore(state),
     clock,
     log: log.child({ component: 'files' }),
     publicUrl: () => services.publicUrl,
@@ -207,14 +211,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     },
     engine: webStack.engine,
     web,
-    handles: new SqliteHandleStore(db, clock),
+    handles: openHandleStore(state, clock),
     files,
     download,
   };
 
   // Crawls left running by a previous process resume from their stored frontier; background jobs (whose work
   // was in memory) are marked failed. Either way none stays `scraping`/`processing` for ever.
-  const webRecovery = webStack.engine.recover();
+  const webRecovery = await webStack.engine.recover();
   if (webRecovery.crawlsResumed + webRecovery.crawlsFailed + webRecovery.jobsFailed > 0) {
     log.warn(webRecovery, 'web engine: recovered work left by a previous process');
   }
@@ -224,7 +228,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // Receipts of paid responses: the operator's key, or one generated once into the database (every replica).
   const receipts = await loadReceiptSigner(
     config.env.TOLLGATE_RECEIPT_SIGNING_KEY,
-    new SqliteReceiptKeyStore(db, clock),
+    openReceiptKeyStore(state, clock),
     () => services.publicUrl,
   );
   const run: RunDeps = {
@@ -235,7 +239,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     log,
     inflight,
-    rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
+    rateLimiter: openRateLimiter(state, config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
     receipts,
     telemetry,
   };

@@ -15,7 +15,9 @@ export async function loadPgSigningSecret(pool: PgPool, now: number): Promise<Bu
   const r = await pool.query<{ value: string }>('SELECT value FROM shared_secrets WHERE name = $1', [NAME]);
   const hex = r.rows[0]?.value;
   if (hex === undefined || !/^[0-9a-f]{64}$/.test(hex)) {
-    throw new Error(`the shared signing secret in the database is missing or malformed (shared_secrets.${NAME})`);
+    throw new Error(
+      `the shared signing secret in the database is missing or malformed (shared_secrets.${NAME})`,
+    );
   }
   return Buffer.from(hex, 'hex');
 }

@@ -115,7 +115,11 @@ export class PgPaymentStore implements PaymentStore {
       });
     } catch (e) {
       const err = e as { code?: string; constraint?: string };
-      if (err.code !== '23505' || err.constraint !== 'x402_payments_payment_id' || p.paymentId === undefined) {
+      if (
+        err.code !== '23505' ||
+        err.constraint !== 'x402_payments_payment_id' ||
+        p.paymentId === undefined
+      ) {
         throw e;
       }
       const holder = await this.byPaymentId(p.payer, p.paymentId);
