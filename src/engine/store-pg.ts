@@ -11,6 +11,9 @@ import type { CrawlJobRow, JobRow, OrphanScan, QueueItem, WebStore } from './sto
 /** The owner of row `c` holds no live lease: it stopped renewing (or never had one, or removed it). */
 const OWNER_GONE = 'NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = c.owner AND r.lease_expires_at >= $1)';
 
+/** Pages read per round trip by a status poll. */
+const PAGE_BATCH = 50;
+
 export class PgWebStore implements WebStore {
   readonly shared = true;
 
@@ -133,21 +136,24 @@ export class PgWebStore implements WebStore {
     maxCount: number,
     maxBytes: number,
   ): Promise<{ pages: unknown[]; more: boolean }> {
-    const r = await this.pool.query<{ data: string }>({
-      name: 'web_pages',
-      text: 'SELECT data FROM crawl_pages WHERE job_id = $1 ORDER BY seq OFFSET $2 LIMIT $3',
-      values: [id, skip, maxCount + 1],
-    });
+    // In batches, so that a poll over large pages never loads more than about maxBytes (plus one batch).
     const pages: unknown[] = [];
     let bytes = 0;
-    for (const row of r.rows) {
-      if (pages.length >= maxCount || (pages.length > 0 && bytes + row.data.length > maxBytes)) {
-        return { pages, more: true };
+    for (let offset = skip; ; offset += PAGE_BATCH) {
+      const r = await this.pool.query<{ data: string }>({
+        name: 'web_pages',
+        text: 'SELECT data FROM crawl_pages WHERE job_id = $1 ORDER BY seq OFFSET $2 LIMIT $3',
+        values: [id, offset, PAGE_BATCH],
+      });
+      for (const row of r.rows) {
+        if (pages.length >= maxCount || (pages.length > 0 && bytes + row.data.length > maxBytes)) {
+          return { pages, more: true };
+        }
+        bytes += row.data.length;
+        pages.push(JSON.parse(row.data));
       }
-      bytes += row.data.length;
-      pages.push(JSON.parse(row.data));
+      if (r.rows.length < PAGE_BATCH) return { pages, more: false };
     }
-    return { pages, more: false };
   }
 
   async prune(before: number): Promise<number> {

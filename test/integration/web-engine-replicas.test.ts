@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type BuiltinEngine, createWebEngine } from '../../src/engine/index.js';
+import { openWebStore } from '../../src/engine/store.js';
 import { systemClock } from '../../src/lib/clock.js';
 import type { PgPool } from '../../src/pg/pool.js';
 import type { CrawlStatus } from '../../src/ports/index.js';
@@ -104,6 +105,36 @@ describe.each(BACKENDS)('web engine store ($name)', (backend) => {
     }
     expect(await eb.jobStatus(job.id)).toEqual({ status: 'completed', result: { answer: 42 } });
     expect(await eb.crawlStatus('crawl_nope', 0)).toBeUndefined();
+  });
+
+  it('the frontier: known URLs are not queued twice, maxPages caps it; pages come back in order, in pages', async () => {
+    const store = openWebStore(a.db);
+    try {
+      await store.createCrawl('crawl_x', { url: 'u' }, 1);
+      const item = (n: number, depth = 1) => ({ seq: n, url: `https://s.test/${n}`, depth });
+      expect(await store.enqueue('crawl_x', [item(1, 0), item(1, 0)], 120)).toBe(1);
+      const links = Array.from({ length: 130 }, (_, i) => item(i + 2));
+      await store.finishPage('crawl_x', item(1, 0), { n: 1 }, [item(3), ...links], 120, 2);
+      expect(await store.crawl('crawl_x')).toMatchObject({ total: 120, completed: 1, status: 'scraping' });
+      expect(await store.maxSeq('crawl_x')).toBe(120);
+      const next = await store.pending('crawl_x', 2, new Set(['https://s.test/2']));
+      expect(next.map((q) => q.seq)).toEqual([3, 4]);
+      for (let n = 2; n <= 120; n++) await store.finishPage('crawl_x', item(n), { n }, [], 120, 3);
+      expect(await store.pending('crawl_x', 5, new Set())).toEqual([]);
+      const first = await store.pages('crawl_x', 0, 100, 10_000_000);
+      expect(first.more).toBe(true);
+      expect(first.pages).toEqual(Array.from({ length: 100 }, (_, i) => ({ n: i + 1 })));
+      expect(await store.pages('crawl_x', 100, 100, 10_000_000)).toMatchObject({ more: false });
+      expect((await store.pages('crawl_x', 100, 100, 10_000_000)).pages).toHaveLength(20);
+      // A byte budget smaller than one page still returns that page.
+      expect(await store.pages('crawl_x', 5, 100, 1)).toEqual({ pages: [{ n: 6 }], more: true });
+      await store.setCrawlStatus('crawl_x', 'completed', null, 4);
+      expect(await store.prune(5)).toBe(1);
+      expect(await store.crawl('crawl_x')).toBeUndefined();
+      expect(await store.pages('crawl_x', 0, 10, 1000)).toEqual({ pages: [], more: false });
+    } finally {
+      await store.close();
+    }
   });
 
   it('[crawl:restart-not-stuck] a crawl stopped by a restart resumes from its frontier; a job left running fails', async () => {
