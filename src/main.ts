@@ -11,7 +11,6 @@ import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
-import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -127,8 +126,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     writerThread: true,
     commits: prom?.commits,
   });
-  // The handle the stores open from (src/backend.ts); PostgreSQL is wired here once TOLLGATE_DATABASE_URL is.
-  const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
+  const state = { kind: 'sqlite' as const, db, dataDir: config.dataDir }; // the StateDb stores open from
   const payments = config.billing.stripe;
   const money = new Lifecycle({
     ledger,

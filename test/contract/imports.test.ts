@@ -13,6 +13,8 @@ function groupOf(file: string): string {
   if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
   if (rel === 'src/log.ts') return 'lib';
+  // The state handle (SQLite or PostgreSQL) belongs with the PostgreSQL plumbing it names.
+  if (rel === 'src/backend.ts') return 'pg';
   for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
   const m = /^src\/([^/]+)\//.exec(rel);
   if (m) return m[1] as string;
@@ -24,7 +26,7 @@ const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
   auth: ['auth', 'ledger', 'errors', 'lib', 'config'],
-  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops'],
+  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops', 'pg'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports', 'ops'],
@@ -38,8 +40,10 @@ const ALLOWED: Record<string, string[]> = {
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
   account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors'],
   ledger: ['ledger', 'lib', 'errors'],
-  storage: ['storage', 'lib', 'errors', 'ports'],
-  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],
+  storage: ['storage', 'lib', 'errors', 'ports', 'pg'],
+  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports', 'pg'],
+  // PostgreSQL: the pool, migrations and the StateDb handle every store opens from.
+  pg: ['pg', 'lib', 'errors', 'config'],
   // lib may throw the closed error union (errors imports nothing).
   lib: ['lib', 'errors'],
   errors: [],
