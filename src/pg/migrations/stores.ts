@@ -69,8 +69,9 @@ export const STORE_MIGRATIONS: readonly PgMigration[] = [
         created_at bigint NOT NULL
       );
 
-      -- Per-account token buckets shared by every replica; refilled in SQL on each take.
-      CREATE TABLE rate_buckets (
+      -- Per-account token buckets shared by every replica; refilled in SQL on each take. UNLOGGED: no WAL flush
+      -- per call (a crash or fail-over only refills every bucket, which a restart did on SQLite anyway).
+      CREATE UNLOGGED TABLE rate_buckets (
         key    text PRIMARY KEY,
         tokens  double precision NOT NULL,
         at      bigint NOT NULL,
