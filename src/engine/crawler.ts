@@ -222,9 +222,10 @@ export class Crawler {
         }
       };
       await Promise.all(Array.from({ length: this.deps.perHost }, worker));
+      if (!lost && !signal.aborted) {
+        lost = !(await this.deps.store.setCrawlStatus(id, 'completed', null, this.deps.clock.now()));
+      }
       if (lost) this.deps.log.warn({ crawl: id }, 'crawl adopted by another replica; stopped here');
-      else if (!signal.aborted)
-        await this.deps.store.setCrawlStatus(id, 'completed', null, this.deps.clock.now());
     } finally {
       release();
     }

@@ -67,11 +67,12 @@ export class PgWebStore implements WebStore {
     return claimed;
   }
 
-  async setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<void> {
-    await this.pool.query(
+  async setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<boolean> {
+    const r = await this.pool.query(
       'UPDATE crawl_jobs SET status = $1, error = $2, updated_at = $3 WHERE id = $4 AND owner = $5',
       [status, error, now, id, this.replicaId],
     );
+    return r.rowCount === 1;
   }
 
   async enqueue(id: string, items: QueueItem[], maxPages: number): Promise<number> {

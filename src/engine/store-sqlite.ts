@@ -85,11 +85,11 @@ export class SqliteWebStore implements WebStore {
     return this.db.prepare('SELECT * FROM crawl_jobs WHERE status = ?').all(status) as CrawlJobRow[];
   }
 
-  setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<void> {
-    this.db
+  setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<boolean> {
+    const r = this.db
       .prepare('UPDATE crawl_jobs SET status = ?, error = ?, updated_at = ? WHERE id = ?')
       .run(status, error, now, id);
-    return Promise.resolve();
+    return Promise.resolve(r.changes === 1);
   }
 
   private countResume(id: string, now: number): number {

@@ -56,8 +56,8 @@ export interface WebStore {
    * a conditional UPDATE so that exactly one replica adopts it. Returns the claimed rows (resumes counted).
    */
   claimOrphanCrawls(now: number, scan: OrphanScan): Promise<CrawlJobRow[]>;
-  /** Sets a crawl's outcome (PostgreSQL: only while this replica owns it). */
-  setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<void>;
+  /** Sets a crawl's outcome; false when it is not this process's any more (PostgreSQL: adopted elsewhere). */
+  setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<boolean>;
   /** Adds URLs not yet known to the job while the job has room; returns how many were added. */
   enqueue(id: string, items: QueueItem[], maxPages: number): Promise<number>;
   /** The next pending URLs in breadth-first order, skipping those already being fetched. */

@@ -15,6 +15,7 @@ import { startWebSite } from './web-fixtures.js';
 // PostgreSQL a crawl whose replica died (its lease expired) is adopted by exactly one survivor and finished.
 
 const TREE = 15;
+const STOPPED = 'crawl adopted by another replica; stopped here';
 let site: TestSite;
 let fetcher: GuardedFetcher;
 beforeAll(async () => {
@@ -213,9 +214,25 @@ describe('web engine on replicas of one PostgreSQL', () => {
 
     // Finished by the adopter from the stored frontier, read through the replica that started it.
     expectWholeTree(await until(ea, id, (s) => s.status !== 'scraping'));
-    expect(logged).toContain('crawl adopted by another replica; stopped here');
+    // r_a notices at its next write (a page, or the outcome it would record) and stops.
+    for (let i = 0; i < 200 && !logged.includes(STOPPED); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(logged).toContain(STOPPED);
     // A second look adopts nothing: the crawl is done and its adopter live.
     expect((await ec.adoptOrphans()).crawlsResumed + (await eb.adoptOrphans()).crawlsResumed).toBe(0);
+  });
+
+  it('a crawl whose replicas keep dying is failed, not adopted for ever', async () => {
+    await lease('r_a', Date.now() + 600_000);
+    const ea = engine(a, 200);
+    const id = await ea.startCrawl(crawlReq());
+    await ea.close();
+    await pool(a).query('UPDATE crawl_jobs SET resumes = 3 WHERE id = $1', [id]);
+    await lease('r_a', Date.now() - 1);
+    const eb = open(b);
+    expect(await eb.adoptOrphans()).toEqual({ crawlsResumed: 0, crawlsFailed: 1, jobsFailed: 0 });
+    const s = await eb.crawlStatus(id, 0);
+    expect(s?.status).toBe('failed');
+    expect(s?.error).toContain('restarts');
   });
 
   it("a dead replica's background job fails on adoption; a live replica's is left alone", async () => {
