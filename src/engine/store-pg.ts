@@ -8,8 +8,11 @@ import type { CrawlJobRow, JobRow, OrphanScan, QueueItem, WebStore } from './sto
 // survivor adopts the crawl of a replica whose lease expired, a late write of the presumed-dead one is refused
 // and it stops. Any replica reads any crawl's status and pages.
 
-/** The owner of row `c` holds no live lease: it stopped renewing (or never had one, or removed it). */
-const OWNER_GONE = 'NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = c.owner AND r.lease_expires_at >= $1)';
+/**
+ * The owner of row `c` holds no live lease: it stopped renewing (crashed, hangs), or stopped cleanly and removed
+ * its row (a clean stop leaves its crawls `scraping`, to be resumed by someone). Same rule as the ledger's sweep.
+ */
+const OWNER_GONE = 'NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = c.owner AND r.lease_expires_at > $1)';
 
 /** Pages read per round trip by a status poll. */
 const PAGE_BATCH = 50;

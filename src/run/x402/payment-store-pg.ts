@@ -47,8 +47,11 @@ function toRow(r: DbRow): PaymentRow {
   };
 }
 
-/** Rows held by this replica, or by one whose lease ran out (a replica that is gone runs nothing). */
-const MINE_OR_DEAD = `(replica = $2 OR replica IN (SELECT id FROM replicas WHERE lease_expires_at < $1))`;
+/**
+ * Rows held by this replica, or by one whose lease ran out (it crashed or hangs: it runs nothing more). A replica
+ * that stopped cleanly removed its lease row after its calls finished, so it holds no reservation to recover.
+ */
+const MINE_OR_DEAD = `(replica = $2 OR replica IN (SELECT id FROM replicas WHERE lease_expires_at <= $1))`;
 
 export class PgPaymentStore implements PaymentStore {
   constructor(
