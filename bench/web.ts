@@ -10,6 +10,7 @@ import TurndownService from 'turndown';
 import { createWebEngine } from '../src/engine/index.js';
 import { scanHtml } from '../src/engine/scan.js';
 import { systemClock } from '../src/lib/clock.js';
+import { openSqlite } from '../src/lib/sqlite.js';
 import { createWebFetcher } from '../src/upstreams/web-fetch.js';
 import type { BenchModule } from './types.js';
 
@@ -114,8 +115,9 @@ const bench: BenchModule = async () => {
     const n = m ? Number(m[1]) : -1;
     return n >= 0 && n < 200 ? { status: 200, body: pages[n] as string } : { status: 404, body: 'not found' };
   });
+  const stateDb = openSqlite(join(dataDir, 'tollgate.db'));
   const engine = createWebEngine({
-    dataDir,
+    state: { kind: 'sqlite', db: stateDb, dataDir },
     fetcher,
     groups: new Set(['scraperA', 'scraperB', 'scraperC']),
     chromiumPath: '/nonexistent',
@@ -176,6 +178,7 @@ const bench: BenchModule = async () => {
   await engine.close();
   await fetcher.close();
   await new Promise<void>((r) => site.server.close(() => r()));
+  stateDb.close();
   rmSync(dataDir, { recursive: true, force: true });
 
   const f = (n: number) => n.toFixed(0);

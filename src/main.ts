@@ -13,6 +13,7 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
+import { type OpenedState, openState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
@@ -20,7 +21,7 @@ import { fileRoutes } from './http/file-routes.js';
 import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { createHttpServer } from './http/server.js';
-import { openLedger } from './ledger/index.js';
+import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
@@ -34,17 +35,18 @@ import { tracesFromEnv } from './ops/otel-env.js';
 import type { OtelTracing } from './ops/otel-sdk.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
+import { ReplicaLease } from './pg/replicas.js';
 import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
-import { RateLimiter } from './run/rate-limit.js';
-import { SqliteReceiptKeyStore } from './run/receipt-keys.js';
+import { openRateLimiter } from './run/rate-limit.js';
+import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
-import { SqliteFileMetaStore } from './storage/file-meta-sqlite.js';
-import { SqliteHandleStore } from './storage/handles-sqlite.js';
+import { openFileMetaStore } from './storage/file-meta.js';
+import { openHandleStore } from './storage/handles.js';
 import { openFileStorage } from './storage/index.js';
 import { createCueFrameClient } from './upstreams/cueframe.js';
 import { createFalClient } from './upstreams/fal.js';
@@ -84,7 +86,10 @@ export interface Gateway {
   money: Lifecycle;
   /** The MCP door (its fast path's count, its cancellation registry). */
   mcp: McpDoor;
-  db: SqliteDb;
+  /** Where the state lives (SQLite or PostgreSQL). */
+  state: StateDb;
+  /** The SQLite database (tests read it); throws on PostgreSQL. */
+  readonly db: SqliteDb;
   run: RunDeps;
   log: Logger;
   /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
@@ -104,7 +109,16 @@ export interface Gateway {
 export async function createGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
-  const releaseLock = acquireInstanceLock(config.dataDir);
+  // SQLite: one process owns the data dir. PostgreSQL: any number of replicas, each with its own lease.
+  const releaseLock = config.database ? () => {} : acquireInstanceLock(config.dataDir);
+  let opened: OpenedState;
+  try {
+    opened = await openState(config);
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+  const { state } = opened;
   // Monitoring (docs/operator.md "Monitoring"): nothing is counted or traced unless configured.
   const METRICS_TOKEN = config.env.TOLLGATE_METRICS_TOKEN;
   const METRICS_PORT = config.env.TOLLGATE_METRICS_PORT;
@@ -121,12 +135,22 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
     client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
 
-  const { ledger, db } = openLedger(config.dataDir, {
+  const ledger = openStateLedger(state, {
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
     writerThread: true,
     commits: prom?.commits,
   });
+  const lease =
+    state.kind === 'postgres' && config.database
+      ? new ReplicaLease(state.pool, {
+          replicaId: state.replicaId,
+          leaseMs: config.database.leaseMs,
+          clock,
+          onError: (err) => log.error({ err }, 'replica lease renewal failed'),
+        })
+      : undefined;
+  await lease?.start();
   const payments = config.billing.stripe;
   const money = new Lifecycle({
     ledger,
@@ -138,13 +162,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     telemetry,
   });
 
-  // One process owns this data dir (the lock above), so any hold still pending was left by a process that
-  // died between hold and capture: release it now rather than after its TTL.
+  // SQLite: one process owns this data dir (the lock above), so any hold still pending was left by a process
+  // that died between hold and capture: release it now rather than after its TTL. PostgreSQL: only the holds of
+  // replicas whose lease has expired (live replicas' holds are theirs).
   if (!opts.skipRecovery) {
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
-  const x402Payments = config.x402 && createX402Payments(config.x402, db, clock);
+  const x402Payments = config.x402 && createX402Payments(config.x402, state, clock);
   const x402 =
     x402Payments && telemetry
       ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
@@ -157,7 +182,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
 
   const web = createWebFetcher({ allow: config.fetchAllow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES });
   // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
-  const webStack = createWebStack(config, { fetcher: web, clock, log });
+  const webStack = createWebStack(config, { fetcher: web, clock, log, state });
   // propstats / propdata: a client only for a keyed vendor (else their actions answer not_configured). One
   // pooled dispatcher serves both: undici keeps a connection pool per origin.
   const propertyDispatcher = createDispatcher();
@@ -177,8 +202,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // mediastage / videoasm: fal and CueFrame when keyed.
   const fileStorage = await openFileStorage({
     location: config.storage,
+    state,
     dataDir: config.dataDir,
-    meta: opts.fileMeta ?? new SqliteFileMetaStore(db),
+    meta: opts.fileMeta ?? openFileMetaStore(state),
     clock,
     log: log.child({ component: 'files' }),
     publicUrl: () => services.publicUrl,
@@ -208,14 +234,14 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     },
     engine: webStack.engine,
     web,
-    handles: new SqliteHandleStore(db, clock),
+    handles: openHandleStore(state, clock),
     files,
     download,
   };
 
   // Crawls left running by a previous process resume from their stored frontier; background jobs (whose work
   // was in memory) are marked failed. Either way none stays `scraping`/`processing` for ever.
-  const webRecovery = webStack.engine.recover();
+  const webRecovery = await webStack.engine.recover();
   if (webRecovery.crawlsResumed + webRecovery.crawlsFailed + webRecovery.jobsFailed > 0) {
     log.warn(webRecovery, 'web engine: recovered work left by a previous process');
   }
@@ -225,7 +251,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // Receipts of paid responses: the operator's key, or one generated once into the database (every replica).
   const receipts = await loadReceiptSigner(
     config.env.TOLLGATE_RECEIPT_SIGNING_KEY,
-    new SqliteReceiptKeyStore(db, clock),
+    openReceiptKeyStore(state, clock),
     () => services.publicUrl,
   );
   const run: RunDeps = {
@@ -236,7 +262,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     log,
     inflight,
-    rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
+    rateLimiter: openRateLimiter(state, config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
     receipts,
     telemetry,
   };
@@ -245,8 +271,6 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
-  // Where OAuth, dashboard sessions and billing keep their state (the StateDb of TOLLGATE_DATABASE_URL next).
-  const state: StateDb = { kind: 'sqlite', db, dataDir: config.dataDir };
   const oauth = await createAuthorizationServer({
     state,
     ledger,
@@ -395,6 +419,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       .sweep(clock.now())
       .then((r) => {
         if (r.expiredHolds > 0) log.warn(r, 'sweeper voided expired holds');
+        if ((r.orphanedHolds ?? 0) > 0)
+          log.warn(r, 'sweeper voided the holds of a replica whose lease expired');
       })
       .catch((err) => log.error({ err }, 'sweep failed'));
     x402?.payments.purge(clock.now()).catch((err) => log.error({ err }, 'x402 purge failed'));
@@ -412,7 +438,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     ledger,
     money,
     mcp,
-    db,
+    state,
+    get db(): SqliteDb {
+      if (state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
+      return state.db;
+    },
     run,
     log,
     x402,
@@ -474,7 +504,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await llm?.close();
       await x402?.facilitator.close();
       await otel?.shutdown();
-      db.close();
+      await lease?.close();
+      await opened.close();
       releaseLock();
       log.flush();
     },

@@ -5,7 +5,7 @@ import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { openOAuthStore } from '../../auth/oauth/store.js';
 import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
-import { DB_FILE, openLedger } from '../ledger/index.js';
+import { DB_FILE, openStateLedger } from '../ledger/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
@@ -17,6 +17,7 @@ import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
+import { openState } from './state.js';
 
 const USAGE = `tollgate — pay-per-call gateway for AI agents
 
@@ -106,13 +107,17 @@ async function run(argv: string[], out: Out): Promise<number> {
 
   // Every other command works on the gateway's existing database; only `accounts create` may start one. A
   // command run from the wrong directory would otherwise find an empty new database and answer "no account".
-  const dbPath = join(config.dataDir, DB_FILE);
+  // With PostgreSQL the database is the one TOLLGATE_DATABASE_URL names (migrated first, as serve does).
+  const dbPath = config.database
+    ? 'the PostgreSQL database of TOLLGATE_DATABASE_URL'
+    : join(config.dataDir, DB_FILE);
   const creates = command === 'accounts' && sub === 'create';
-  if (!existsSync(dbPath)) {
+  if (!config.database && !existsSync(dbPath)) {
     if (!creates) throw noDatabase(config.dataDir);
     out.note(`Creating a new database in ${config.dataDir}.`);
   }
-  const { ledger, db } = openLedger(config.dataDir, {
+  const opened = await openState(config, { poolMax: 2 });
+  const ledger = openStateLedger(opened.state, {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
   });
@@ -125,8 +130,7 @@ async function run(argv: string[], out: Out): Promise<number> {
   });
   try {
     if (command === 'oauth') {
-      const store = openOAuthStore({ kind: 'sqlite', db, dataDir: config.dataDir });
-      await oauth(new OAuthGrants(store), ledger, out, sub, rest);
+      await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
     } else await dispatch(ledger, money, out, command, sub, rest, values);
     return 0;
   } catch (e) {
@@ -135,7 +139,7 @@ async function run(argv: string[], out: Out): Promise<number> {
     throw e;
   } finally {
     await ledger.close();
-    db.close();
+    await opened.close();
   }
 }
 

@@ -11,9 +11,10 @@ import type { QueueItem, WebStore } from './store.js';
 import { normalizeUrl, originOf, sameSite, siteOf } from './url.js';
 
 // Crawls: breadth-first within maxDepth and maxPages, same site, robots.txt respected, spaced per host by the
-// shared HostGate. The frontier and the pages live in SQLite (WebStore), never the whole crawl in memory. On
-// shutdown a crawl simply stops where it is (status stays `scraping`); at the next start-up it resumes from its
-// frontier. A crawl that keeps dying with its process is failed after MAX_RESUMES restarts.
+// shared HostGate. The frontier and the pages live in the WebStore (SQLite or PostgreSQL), never the whole crawl
+// in memory. On shutdown a crawl simply stops where it is (status stays `scraping`); at the next start-up it
+// resumes from its frontier, and on PostgreSQL a surviving replica adopts the crawls of a replica whose lease
+// expired. A crawl that keeps dying with its process is failed after MAX_RESUMES resumes.
 
 export const MAX_RESUMES = 3;
 /** Robots Crawl-delay above this is capped: a crawl must finish within its caller's patience. */
@@ -83,9 +84,9 @@ export class Crawler {
     }
     const id = newId('crawl', this.deps.clock.now());
     const now = this.deps.clock.now();
-    this.deps.store.createCrawl(id, params, now);
-    this.deps.store.enqueue(id, [seed], params.maxPages);
-    this.deps.store.finishPage(
+    await this.deps.store.createCrawl(id, params, now);
+    await this.deps.store.enqueue(id, [seed], params.maxPages);
+    await this.deps.store.finishPage(
       id,
       seed,
       first.page,
@@ -97,14 +98,19 @@ export class Crawler {
     return id;
   }
 
-  /** At start-up: crawls left `scraping` by a previous process resume (or fail after MAX_RESUMES). */
-  resumeAll(): { resumed: number; failed: number } {
+  /**
+   * Crawls left `scraping` by a process that is gone resume here (or fail after MAX_RESUMES): at start-up, those
+   * of the previous process; later (PostgreSQL), those of replicas whose lease expired, each adopted by exactly
+   * one survivor.
+   */
+  async adoptOrphans(atStart: boolean): Promise<{ resumed: number; failed: number }> {
     let resumed = 0;
     let failed = 0;
-    for (const row of this.deps.store.crawlsIn('scraping')) {
-      const n = this.deps.store.countResume(row.id, this.deps.clock.now());
-      if (n > MAX_RESUMES) {
-        this.deps.store.setCrawlStatus(
+    if (this.closed) return { resumed, failed };
+    const running = new Set(this.running.keys());
+    for (const row of await this.deps.store.claimOrphanCrawls(this.deps.clock.now(), { atStart, running })) {
+      if (row.resumes > MAX_RESUMES) {
+        await this.deps.store.setCrawlStatus(
           row.id,
           'failed',
           'The crawl was interrupted by repeated gateway restarts.',
@@ -119,10 +125,10 @@ export class Crawler {
     return { resumed, failed };
   }
 
-  status(id: string, skip: number): CrawlStatus | undefined {
-    const row = this.deps.store.crawl(id);
+  async status(id: string, skip: number): Promise<CrawlStatus | undefined> {
+    const row = await this.deps.store.crawl(id);
     if (!row) return undefined;
-    const { pages, more } = this.deps.store.pages(id, skip, STATUS_MAX_PAGES, STATUS_MAX_BYTES);
+    const { pages, more } = await this.deps.store.pages(id, skip, STATUS_MAX_PAGES, STATUS_MAX_BYTES);
     const out: CrawlStatus = {
       status: row.status,
       completed: row.completed,
@@ -144,11 +150,15 @@ export class Crawler {
     if (this.closed) return;
     const stop = new AbortController();
     const done = this.run(id, params, robots, stop.signal)
-      .catch((err) => {
+      .catch(async (err) => {
         if (stop.signal.aborted) return;
         this.deps.log.error({ err, crawl: id }, 'crawl failed');
         const msg = isGatewayError(err) ? err.message : 'The crawl failed on an internal error.';
-        this.deps.store.setCrawlStatus(id, 'failed', msg, this.deps.clock.now());
+        await this.deps.store
+          .setCrawlStatus(id, 'failed', msg, this.deps.clock.now())
+          .catch((e: unknown) =>
+            this.deps.log.error({ err: e, crawl: id }, 'recording a failed crawl failed'),
+          );
       })
       .finally(() => this.running.delete(id));
     this.running.set(id, { stop, done });
@@ -166,7 +176,9 @@ export class Crawler {
       const robots = known ?? (await fetchRobots(this.deps.scrape.fetcher, origin, signal));
       const delay = Math.max(this.deps.delayMs, Math.min(robots.crawlDelayMs ?? 0, MAX_CRAWL_DELAY_MS));
       const inflight = new Set<string>();
-      let seq = this.deps.store.maxSeq(id) + 1;
+      let seq = (await this.deps.store.maxSeq(id)) + 1;
+      // Set when another replica adopted the crawl (this one was presumed dead): stop without a word.
+      let lost = false;
       let wake: () => void = () => undefined;
       let changed = new Promise<void>((r) => (wake = r));
       const notify = () => {
@@ -176,11 +188,15 @@ export class Crawler {
       };
 
       const worker = async () => {
-        while (!signal.aborted) {
-          const [item] = this.deps.store.pending(id, 1, inflight);
+        while (!signal.aborted && !lost) {
+          const wait = changed;
+          // Several workers may read the frontier at once: each takes the first item none has claimed since.
+          const item = (await this.deps.store.pending(id, this.deps.perHost, inflight)).find(
+            (q) => !inflight.has(q.url),
+          );
           if (!item) {
             if (inflight.size === 0) return;
-            await changed;
+            await wait;
             continue;
           }
           inflight.add(item.url);
@@ -190,7 +206,15 @@ export class Crawler {
             );
             const found = this.discover(params, robots, item, got.links, seq);
             seq += found.length;
-            this.deps.store.finishPage(id, item, got.page, found, params.maxPages, this.deps.clock.now());
+            const ours = await this.deps.store.finishPage(
+              id,
+              item,
+              got.page,
+              found,
+              params.maxPages,
+              this.deps.clock.now(),
+            );
+            if (!ours) lost = true;
           } finally {
             inflight.delete(item.url);
             notify();
@@ -198,7 +222,10 @@ export class Crawler {
         }
       };
       await Promise.all(Array.from({ length: this.deps.perHost }, worker));
-      if (!signal.aborted) this.deps.store.setCrawlStatus(id, 'completed', null, this.deps.clock.now());
+      if (!lost && !signal.aborted) {
+        lost = !(await this.deps.store.setCrawlStatus(id, 'completed', null, this.deps.clock.now()));
+      }
+      if (lost) this.deps.log.warn({ crawl: id }, 'crawl adopted by another replica; stopped here');
     } finally {
       release();
     }

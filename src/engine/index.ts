@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { StateDb } from '../backend.js';
 import { isGatewayError } from '../errors.js';
 import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { openSqlite } from '../lib/sqlite.js';
 import type { JobWork, WebEngine, WebGroup } from '../ports/index.js';
 import { type GuardedFetcher, USER_AGENT } from '../upstreams/web-fetch.js';
 import { BrowserPool } from './browser.js';
@@ -12,14 +11,15 @@ import { Crawler } from './crawler.js';
 import { HostGate, sleep } from './limit.js';
 import { mapSite } from './map.js';
 import { scrapePage } from './scrape.js';
-import { WebStore } from './store.js';
+import { openWebStore } from './store.js';
 
 // The built-in web engine: scrape, map, crawl and background jobs on this machine, with the SSRF-guarded
 // fetcher and (when installed) headless Chromium. Composed by src/main.ts and handed to handlers as
 // `services.engine`.
 
 export interface EngineOptions {
-  dataDir: string;
+  /** Where crawls and jobs are kept: SQLite (data/web.sqlite beside it) or PostgreSQL shared by replicas. */
+  state: StateDb;
   fetcher: GuardedFetcher;
   /** Groups the operator lets the built-in engine serve. */
   groups: ReadonlySet<WebGroup>;
@@ -30,21 +30,34 @@ export interface EngineOptions {
   inlineJobMs: number;
   clock: Clock;
   log: Logger;
+  /** PostgreSQL: how often to look for crawls and jobs of replicas whose lease expired (default 15 s). */
+  adoptEveryMs?: number;
 }
 
 export interface BuiltinEngine extends WebEngine {
   /** Start-up recovery: resumes crawls and fails jobs left running by a previous process. */
-  recover(): { crawlsResumed: number; crawlsFailed: number; jobsFailed: number };
+  recover(): Promise<Recovery>;
+  /**
+   * PostgreSQL: adopts the crawls (and fails the jobs) of replicas whose lease expired. Also run by the engine
+   * on a timer; on SQLite there is nothing to adopt while the one process runs.
+   */
+  adoptOrphans(): Promise<Recovery>;
   close(): Promise<void>;
 }
+
+export interface Recovery {
+  crawlsResumed: number;
+  crawlsFailed: number;
+  jobsFailed: number;
+}
+
+const RESTARTED = 'The gateway restarted while the job ran.';
 
 /** Finished crawls and jobs are kept this long (Firecrawl keeps crawl results 24 h too). */
 const RETENTION_MS = 24 * 3_600_000;
 
 export function createWebEngine(opts: EngineOptions): BuiltinEngine {
-  const db = openSqlite(join(opts.dataDir, 'web.sqlite'));
-  db.pragma('synchronous = NORMAL');
-  const store = new WebStore(db);
+  const store = openWebStore(opts.state);
   const browser = new BrowserPool({
     executablePath: opts.chromiumPath,
     concurrency: opts.browserConcurrency,
@@ -65,34 +78,67 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
   });
   const shutdown = new AbortController();
   const background = new Set<Promise<unknown>>();
-  const prune = () => {
-    try {
-      store.prune(opts.clock.now() - RETENTION_MS);
-    } catch (err) {
-      opts.log.error({ err }, 'pruning old crawls failed');
-    }
-  };
-  const pruner = setInterval(prune, 3_600_000);
+  const prune = () =>
+    store.prune(opts.clock.now() - RETENTION_MS).then(
+      () => undefined,
+      (err: unknown) => opts.log.error({ err }, 'pruning old crawls failed'),
+    );
+  const pruner = setInterval(() => void prune(), 3_600_000);
   pruner.unref();
+
+  async function adopt(atStart: boolean): Promise<Recovery> {
+    const jobsFailed = await store.failOrphanJobs(RESTARTED, opts.clock.now(), atStart);
+    const { resumed, failed } = await crawler.adoptOrphans(atStart);
+    return { crawlsResumed: resumed, crawlsFailed: failed, jobsFailed };
+  }
+  // Replicas sharing PostgreSQL: a survivor picks up what a dead replica left running (its lease expired).
+  let adopting = false;
+  const adopter = store.shared
+    ? setInterval(() => {
+        if (adopting) return;
+        adopting = true;
+        adopt(false)
+          .then(
+            (r) => {
+              if (r.crawlsResumed + r.crawlsFailed + r.jobsFailed > 0)
+                opts.log.warn(r, 'web engine: adopted work of a replica that is gone');
+            },
+            (err: unknown) => opts.log.error({ err }, 'adopting orphaned crawls failed'),
+          )
+          .finally(() => {
+            adopting = false;
+          });
+      }, opts.adoptEveryMs ?? 15_000)
+    : undefined;
+  adopter?.unref();
 
   async function startJob(kind: string, work: JobWork, inlineMs: number) {
     const id = newId('job', opts.clock.now());
-    store.createJob(id, kind, opts.clock.now());
-    const progress = (partial: unknown) => store.updateJob(id, 'processing', partial, null, opts.clock.now());
+    await store.createJob(id, kind, opts.clock.now());
+    // The job's writes in order: a progress write still in flight never lands after the outcome.
+    let writes: Promise<void> = Promise.resolve();
+    const write = (status: 'processing' | 'completed' | 'failed', result: unknown, error: string | null) => {
+      const now = opts.clock.now();
+      writes = writes
+        .then(() => store.updateJob(id, status, result, error, now))
+        .catch((err: unknown) => opts.log.error({ err, job: id }, 'recording a background job failed'));
+      return writes;
+    };
+    const progress = (partial: unknown) => void write('processing', partial, null);
     // Raced with shutdown, so a job whose work ignores its signal cannot hold the gateway open.
     const task = untilAborted(work(shutdown.signal, progress), shutdown.signal).then(
-      (result) => {
-        store.updateJob(id, 'completed', result, null, opts.clock.now());
+      async (result) => {
+        await write('completed', result, null);
         return result;
       },
-      (err) => {
+      async (err) => {
         const msg = shutdown.signal.aborted
-          ? 'The gateway restarted while the job ran.'
+          ? RESTARTED
           : isGatewayError(err)
             ? err.message
             : 'The job failed on an internal error.';
         if (!isGatewayError(err)) opts.log.error({ err, job: id }, 'background job failed');
-        store.updateJob(id, 'failed', null, msg, opts.clock.now());
+        await write('failed', null, msg);
         throw err;
       },
     );
@@ -123,27 +169,27 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
     scrape: (req) => scrapePage(scrapeDeps, req),
     map: (req) => mapSite(opts.fetcher, req),
     startCrawl: (req) => crawler.start({ ...req, maxPages: Math.min(req.maxPages, opts.crawl.maxPages) }),
-    crawlStatus: (id, skip) => Promise.resolve(crawler.status(id, skip)),
+    crawlStatus: (id, skip) => crawler.status(id, skip),
     startJob,
     async jobStatus(id) {
-      const row = store.job(id);
+      const row = await store.job(id);
       if (!row) return undefined;
       const view = { status: row.status, result: row.result === null ? undefined : JSON.parse(row.result) };
       return row.error === null ? view : { ...view, error: row.error };
     },
-    recover() {
-      prune();
-      const jobsFailed = store.failOrphanJobs('The gateway restarted while the job ran.', opts.clock.now());
-      const { resumed, failed } = crawler.resumeAll();
-      return { crawlsResumed: resumed, crawlsFailed: failed, jobsFailed };
+    async recover() {
+      await prune();
+      return adopt(true);
     },
+    adoptOrphans: () => adopt(false),
     async close() {
       clearInterval(pruner);
+      if (adopter) clearInterval(adopter);
       shutdown.abort(new Error('shutting down'));
       await crawler.close();
       await Promise.all([...background]);
       await browser.close();
-      db.close();
+      await store.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { StateDb } from '../backend.js';
 import type { Clock } from '../lib/clock.js';
 import type { WebGroup } from '../ports/index.js';
 import { createFastcrwClient, type FastcrwClient } from '../upstreams/fastcrw.js';
@@ -26,7 +27,6 @@ type VendorKey = 'FIRECRAWL' | 'FASTCRW' | 'SCRAPINGANT';
 
 /** What the web stack reads of the gateway's Config (which satisfies it structurally). */
 export interface WebStackConfig {
-  dataDir: string;
   upstreamTimeoutMs: number;
   vendors: Record<VendorKey, { apiKey: string | undefined; baseUrl: string }>;
   env: {
@@ -55,7 +55,7 @@ const GROUPS: Array<{
 
 export function createWebStack(
   config: WebStackConfig,
-  deps: { fetcher: GuardedFetcher; clock: Clock; log: Logger },
+  deps: { fetcher: GuardedFetcher; clock: Clock; log: Logger; state: StateDb },
 ): WebStack {
   const env = config.env;
   const builtinGroups = new Set<WebGroup>();
@@ -83,7 +83,7 @@ export function createWebStack(
   if (useVendor.has('scraperC')) vendors.scrapingant = createScrapingAntClient(opts('SCRAPINGANT'));
 
   const engine = createWebEngine({
-    dataDir: config.dataDir,
+    state: deps.state,
     fetcher: deps.fetcher,
     groups: builtinGroups,
     chromiumPath: env.TOLLGATE_CHROMIUM_PATH,

@@ -123,7 +123,7 @@ async function run(
     payer = principal;
   }
   try {
-    admit(deps, payer);
+    await admit(deps, payer);
     const scope = openScope(deps, io.signal, deps.limits.timeoutMs, 'The model did not answer in time');
     try {
       return await attempts(deps, req, route, worst, payer, payment, io, scope);

@@ -18,8 +18,8 @@ export interface ScopeDeps {
 }
 
 /** Refuses a call before anything is reserved: over its account's rate, or while the gateway shuts down. */
-export function admit(deps: ScopeDeps, principal: Principal): void {
-  if (principal.kind !== 'anonymous') deps.rateLimiter?.take(principal.accountId);
+export async function admit(deps: ScopeDeps, principal: Principal): Promise<void> {
+  if (principal.kind !== 'anonymous') await deps.rateLimiter?.take(principal.accountId);
   if (!deps.inflight.accepting) {
     throw new GatewayError(
       'shutting_down',

@@ -165,7 +165,7 @@ async function run(
 
   const refusal = def.precheck?.(input as never, deps.services);
   if (refusal) throw refusal;
-  admit(deps, principal);
+  await admit(deps, principal);
 
   if (action.access !== 'paid') {
     // Free actions: no hold, no transaction record, no idempotency (they change nothing billable).

@@ -1,10 +1,39 @@
+import type { StateDb } from '../backend.js';
 import { GatewayError } from '../errors.js';
+import type { PgPool } from '../pg/pool.js';
 
 /**
- * Per-account token buckets: `ratePerSecond` calls per second on average with bursts of `burst`. In memory (one
- * gateway process owns a data dir). A refusal is a 429 with Retry-After, before anything is reserved.
+ * Per-account token buckets: `ratePerSecond` calls per second on average with bursts of `burst`. A refusal is a
+ * 429 with Retry-After, before anything is reserved.
  */
-export class RateLimiter {
+export interface RateLimiter {
+  /** Takes one token for `key` or throws `rate_limited`. A rate of 0 disables limiting. */
+  take(key: string): Promise<void>;
+}
+
+/** Opens the limiter for the gateway's state: in memory on SQLite (one process), shared in PostgreSQL. */
+export function openRateLimiter(
+  state: StateDb,
+  ratePerSecond: number,
+  burst: number,
+  now: () => number,
+): RateLimiter {
+  return state.kind === 'sqlite'
+    ? new MemoryRateLimiter(ratePerSecond, burst, now)
+    : new PgRateLimiter(state.pool, ratePerSecond, burst, now);
+}
+
+function rateLimited(ratePerSecond: number, burst: number, tokens: number): GatewayError {
+  const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / ratePerSecond));
+  return new GatewayError(
+    'rate_limited',
+    `Too many calls: this account may make ${ratePerSecond} calls per second (bursts of ${burst}). Nothing was charged.`,
+    { retryAfterSeconds },
+  );
+}
+
+/** In memory: one gateway process owns a SQLite data dir, so its buckets are the only ones. */
+export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private sweeps = 0;
 
@@ -14,8 +43,16 @@ export class RateLimiter {
     private readonly now: () => number,
   ) {}
 
-  /** Takes one token for `key` or throws `rate_limited`. A rate of 0 disables limiting. */
-  take(key: string): void {
+  take(key: string): Promise<void> {
+    try {
+      this.takeNow(key);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  private takeNow(key: string): void {
     if (this.ratePerSecond <= 0) return;
     const now = this.now();
     const b = this.buckets.get(key) ?? { tokens: this.burst, at: now };
@@ -23,12 +60,7 @@ export class RateLimiter {
     b.at = now;
     if (b.tokens < 1) {
       this.buckets.set(key, b);
-      const retryAfterSeconds = Math.max(1, Math.ceil((1 - b.tokens) / this.ratePerSecond));
-      throw new GatewayError(
-        'rate_limited',
-        `Too many calls: this account may make ${this.ratePerSecond} calls per second (bursts of ${this.burst}). Nothing was charged.`,
-        { retryAfterSeconds },
-      );
+      throw rateLimited(this.ratePerSecond, this.burst, b.tokens);
     }
     b.tokens -= 1;
     this.buckets.set(key, b);
@@ -39,5 +71,49 @@ export class RateLimiter {
   private forgetIdle(now: number): void {
     const full = (this.burst / this.ratePerSecond) * 1000;
     for (const [k, b] of this.buckets) if (now - b.at > full) this.buckets.delete(k);
+  }
+}
+
+/**
+ * Shared by every replica on one PostgreSQL (table `rate_buckets`): one UPSERT refills the bucket in SQL from
+ * the time since its last take, takes a token if there is one, and says whether it did, in one round trip. The
+ * row lock serializes replicas taking from one bucket, so a burst is N calls in total, not N per replica.
+ * `at` only moves forward, so replicas whose clocks differ slightly never mint tokens out of the skew.
+ */
+/** The bucket's tokens now: what it had plus the refill since its last take, capped at the burst ($2 burst, $3 now, $4 rate). */
+const REFILLED = 'least($2::float8, r.tokens + greatest(0, $3::bigint - r.at) / 1000.0 * $4::float8)';
+
+export class PgRateLimiter implements RateLimiter {
+  private sweeps = 0;
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly ratePerSecond: number,
+    private readonly burst: number,
+    private readonly now: () => number,
+  ) {}
+
+  async take(key: string): Promise<void> {
+    if (this.ratePerSecond <= 0) return;
+    const now = this.now();
+    const r = await this.pool.query<{ tokens: number; granted: boolean }>({
+      name: 'rate_take',
+      text: `INSERT INTO rate_buckets AS r (key, tokens, at, granted) VALUES ($1, $2::float8 - 1, $3, $2::float8 >= 1)
+             ON CONFLICT (key) DO UPDATE SET
+               tokens = CASE WHEN ${REFILLED} >= 1 THEN ${REFILLED} - 1 ELSE ${REFILLED} END,
+               at = greatest(r.at, excluded.at),
+               granted = ${REFILLED} >= 1
+             RETURNING r.tokens, r.granted`,
+      values: [key, this.burst, now, this.ratePerSecond],
+    });
+    const row = r.rows[0];
+    if (++this.sweeps % 10_000 === 0) this.forgetIdle(now);
+    if (row && !row.granted) throw rateLimited(this.ratePerSecond, this.burst, row.tokens);
+  }
+
+  /** Idle buckets are full again: forgetting them changes nothing and keeps the table small. */
+  private forgetIdle(now: number): void {
+    const full = (this.burst / this.ratePerSecond) * 1000;
+    this.pool.query('DELETE FROM rate_buckets WHERE at < $1', [now - full]).catch(() => undefined);
   }
 }

@@ -1,5 +1,7 @@
+import type { StateDb } from '../backend.js';
 import type { Clock } from '../lib/clock.js';
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
+import type { PgPool } from '../pg/pool.js';
 import type { ReceiptKeyStore } from './receipts.js';
 
 // The receipt signing key kept in the gateway's database (namespace "receipts"), for operators who do not set
@@ -38,4 +40,36 @@ export class SqliteReceiptKeyStore implements ReceiptKeyStore {
     this.insert.run(generate(), this.clock.now());
     return Promise.resolve((this.select.get() as { jwk: string }).jwk);
   }
+}
+
+/** The same two statements on PostgreSQL (table `receipt_keys`, src/pg/migrations/stores.ts). */
+export class PgReceiptKeyStore implements ReceiptKeyStore {
+  constructor(
+    private readonly pool: PgPool,
+    private readonly clock: Clock,
+  ) {}
+
+  async loadOrCreate(generate: () => string): Promise<string> {
+    const found = await this.read();
+    if (found !== undefined) return found;
+    await this.pool.query(
+      "INSERT INTO receipt_keys (name, jwk, created_at) VALUES ('current', $1, $2) ON CONFLICT (name) DO NOTHING",
+      [generate(), this.clock.now()],
+    );
+    const won = await this.read();
+    if (won === undefined) throw new Error('the receipt key vanished while it was being created');
+    return won;
+  }
+
+  private async read(): Promise<string | undefined> {
+    const r = await this.pool.query<{ jwk: string }>("SELECT jwk FROM receipt_keys WHERE name = 'current'");
+    return r.rows[0]?.jwk;
+  }
+}
+
+/** The receipt key store of the gateway's state. */
+export function openReceiptKeyStore(state: StateDb, clock: Clock): ReceiptKeyStore {
+  return state.kind === 'sqlite'
+    ? new SqliteReceiptKeyStore(state.db, clock)
+    : new PgReceiptKeyStore(state.pool, clock);
 }

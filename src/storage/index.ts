@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { StateDb } from '../backend.js';
 import type { Clock } from '../lib/clock.js';
 import type { FileMetaStore } from '../ports/index.js';
 import { FileLibrary } from './file-library.js';
@@ -7,6 +8,7 @@ import { GatewayLinks } from './gateway-links.js';
 import { LocalObjectStore } from './objects-local.js';
 import type { S3Location } from './objects-s3.js';
 import { loadSigningSecret } from './signing.js';
+import { loadPgSigningSecret } from './signing-pg.js';
 
 // Opens the file library on the configured storage: local disk under the data dir (the embedded default), or
 // an S3-compatible bucket that every replica shares. The AWS SDK is loaded only when S3 is configured.
@@ -15,6 +17,8 @@ export type StorageLocation = { kind: 'local' } | ({ kind: 's3' } & S3Location);
 
 export interface FileStorageOptions {
   location: StorageLocation;
+  /** Where the gateway's state lives: on PostgreSQL the generated signing secret is kept there. */
+  state: StateDb;
   /** Local storage: the files live under <data dir>/files. */
   dataDir: string;
   meta: FileMetaStore;
@@ -22,7 +26,10 @@ export interface FileStorageOptions {
   log: Logger;
   /** Local storage: the base URL of the gateway's own file links. */
   publicUrl: () => string;
-  /** Local storage: TOLLGATE_SIGNING_SECRET; unset, one is generated once into <data dir>/files/signing.key. */
+  /**
+   * Local storage: TOLLGATE_SIGNING_SECRET; unset, one is generated once into <data dir>/files/signing.key, or
+   * into the database on PostgreSQL (replicas on several machines share no data dir, but must sign alike).
+   */
   signingSecret?: string | undefined;
 }
 
@@ -53,7 +60,10 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
     meta: o.meta,
     objects,
     clock: o.clock,
-    secret: loadSigningSecret(join(root, 'signing.key'), o.signingSecret),
+    secret:
+      o.state.kind === 'postgres' && !o.signingSecret
+        ? await loadPgSigningSecret(o.state.pool, o.clock.now())
+        : loadSigningSecret(join(root, 'signing.key'), o.signingSecret),
     publicUrl: o.publicUrl,
   });
   const library = new FileLibrary({

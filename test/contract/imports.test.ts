@@ -26,7 +26,7 @@ const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
   auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'pg'],
-  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops'],
+  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops', 'pg'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports', 'ops'],
@@ -40,8 +40,8 @@ const ALLOWED: Record<string, string[]> = {
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
   account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'pg'],
   ledger: ['ledger', 'pg', 'lib', 'errors'],
-  storage: ['storage', 'lib', 'errors', 'ports'],
-  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports'],
+  storage: ['storage', 'lib', 'errors', 'ports', 'pg'],
+  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports', 'pg'],
   // lib may throw the closed error union (errors imports nothing).
   lib: ['lib', 'errors'],
   errors: [],

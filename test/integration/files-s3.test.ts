@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
-import { SqliteFileMetaStore } from '../../src/storage/file-meta-sqlite.js';
+import { openFileMetaStore } from '../../src/storage/file-meta.js';
+import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startSite, type TestSite } from '../helpers/site.js';
 import { useStorage } from '../helpers/storage.js';
@@ -142,15 +139,13 @@ describe('files on an S3 bucket that fails', () => {
   });
 });
 
-describe('replicas sharing one bucket', () => {
+describe.each(BACKENDS)('replicas sharing one bucket (metadata on $name)', (backend) => {
   const storage = useStorage('s3');
-  let metaDir: string;
-  let metaDb: SqliteDb;
+  let meta: OpenedState;
   let site: TestSite;
 
   beforeAll(async () => {
-    metaDir = mkdtempSync(join(tmpdir(), 'tollgate-shared-meta-'));
-    metaDb = openSqlite(join(metaDir, 'files.sqlite'));
+    meta = await backend.open();
     site = await startSite({
       '/photo.png': (_req, res) => {
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': '2048' });
@@ -159,14 +154,13 @@ describe('replicas sharing one bucket', () => {
     });
   });
   afterAll(async () => {
-    metaDb.close();
-    rmSync(metaDir, { recursive: true, force: true });
+    await meta.close();
     await site.close();
   });
 
   it('[files:shared-storage] a file stored through one gateway is read through another with its own data dir', async () => {
-    // One metadata store for both, standing in for the PostgreSQL database replicas share; one bucket prefix.
-    const fileMeta = new SqliteFileMetaStore(metaDb);
+    // One metadata store for both (the database replicas share); one bucket prefix.
+    const fileMeta = openFileMetaStore(meta.db);
     const env = storage.env('shared');
     const a = await startGateway({ env, fileMeta });
     const b = await startGateway({ env, fileMeta });

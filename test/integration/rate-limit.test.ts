@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import { RateLimiter } from '../../src/run/rate-limit.js';
+import { MemoryRateLimiter } from '../../src/run/rate-limit.js';
 import { startGateway } from '../helpers/gateway.js';
 
 describe('per-account rate limit', () => {
@@ -27,15 +27,15 @@ describe('per-account rate limit', () => {
     }
   });
 
-  it('refills at the configured rate', () => {
+  it('refills at the configured rate', async () => {
     const clock = new ManualClock();
-    const rl = new RateLimiter(2, 2, () => clock.now());
-    rl.take('a');
-    rl.take('a');
-    expect(() => rl.take('a')).toThrow(/Too many calls/);
+    const rl = new MemoryRateLimiter(2, 2, () => clock.now());
+    await rl.take('a');
+    await rl.take('a');
+    await expect(rl.take('a')).rejects.toThrow(/Too many calls/);
     clock.advance(500);
-    rl.take('a');
-    expect(() => rl.take('a')).toThrow();
-    expect(() => new RateLimiter(0, 1, () => 0).take('a')).not.toThrow();
+    await rl.take('a');
+    await expect(rl.take('a')).rejects.toThrow();
+    await expect(new MemoryRateLimiter(0, 1, () => 0).take('a')).resolves.toBeUndefined();
   });
 });

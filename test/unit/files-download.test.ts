@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { openSqlite } from '../../src/lib/sqlite.js';
 import { FileLibrary } from '../../src/storage/file-library.js';
-import { SqliteFileMetaStore } from '../../src/storage/file-meta-sqlite.js';
+import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { GatewayLinks } from '../../src/storage/gateway-links.js';
 import { LocalObjectStore } from '../../src/storage/objects-local.js';
 import { LinkSigner } from '../../src/storage/signing.js';
 import { createDownloader } from '../../src/upstreams/safe-download.js';
+import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { startSite, type TestSite } from '../helpers/site.js';
 
 // The size-limited, SSRF-guarded download and the store's streaming writes, with small limits.
@@ -78,22 +78,26 @@ describe('safe download', () => {
   });
 });
 
-describe('local file store', () => {
+describe.each(BACKENDS)('local file store ($name)', (backend) => {
   const root = mkdtempSync(join(tmpdir(), 'tollgate-store-'));
-  const db = openSqlite(join(root, 'db.sqlite'));
   const clock = new ManualClock();
-  const meta = new SqliteFileMetaStore(db);
   const objects = new LocalObjectStore(join(root, 'files'));
-  const links = new GatewayLinks({
-    meta,
-    objects,
-    clock,
-    secret: Buffer.alloc(32, 1),
-    publicUrl: () => 'https://gw.example',
+  let state: OpenedState;
+  let store: FileLibrary;
+  beforeAll(async () => {
+    state = await backend.open();
+    const meta = openFileMetaStore(state.db);
+    const links = new GatewayLinks({
+      meta,
+      objects,
+      clock,
+      secret: Buffer.alloc(32, 1),
+      publicUrl: () => 'https://gw.example',
+    });
+    store = new FileLibrary({ meta, objects, links, clock, directUploads: false });
   });
-  const store = new FileLibrary({ meta, objects, links, clock, directUploads: false });
-  afterAll(() => {
-    db.close();
+  afterAll(async () => {
+    await state.close();
     rmSync(root, { recursive: true, force: true });
   });
 

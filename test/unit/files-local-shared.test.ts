@@ -7,10 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import { openSqlite } from '../../src/lib/sqlite.js';
-import { SqliteFileMetaStore } from '../../src/storage/file-meta-sqlite.js';
+import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { GatewayLinks } from '../../src/storage/gateway-links.js';
 import { LocalObjectStore } from '../../src/storage/objects-local.js';
+import { BACKENDS } from '../helpers/backends.js';
 
 // Local storage shared by several gateway processes on one data dir (workers on one machine): one signing
 // secret for all, an object written once whoever races, and no process sweeping away another's upload.
@@ -32,58 +32,64 @@ describe('local storage shared by processes', () => {
   const root = mkdtempSync(join(tmpdir(), 'tollgate-shared-dir-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('[files:local-shared-dir] two uploads racing to one file: the first complete one wins, the other is refused', async () => {
-    const db = openSqlite(join(root, 'db.sqlite'));
-    try {
-      const meta = new SqliteFileMetaStore(db);
-      const clock = new ManualClock();
-      // Two processes' views of one data dir and database.
-      const views = [0, 1].map(
-        () =>
-          new GatewayLinks({
-            meta,
-            objects: new LocalObjectStore(join(root, 'files')),
-            clock,
-            secret: Buffer.alloc(32, 3),
-            publicUrl: () => 'https://gw.example',
-          }),
-      );
-      const file = {
-        file_id: newId('file', clock.now()),
-        owner: 'acct_a',
-        filename: 'race.bin',
-        size_bytes: 5000,
-        mime: null,
-        tags: [],
-        note: null,
-        status: 'pending' as const,
-        source_url: null,
-        created_at: clock.now(),
-      };
-      await meta.insert(file);
-      const results = await Promise.allSettled(
-        views.map((v, i) => v.receive(file, slow(i + 1), i === 0 ? 'image/png' : 'video/mp4')),
-      );
-      const ok = results.filter((r) => r.status === 'fulfilled');
-      const refused = results.filter((r) => r.status === 'rejected');
-      expect(ok).toHaveLength(1);
-      expect(refused).toHaveLength(1);
-      const reason = (refused[0] as PromiseRejectedResult).reason;
-      expect(reason).toBeInstanceOf(GatewayError);
-      expect((reason as GatewayError).code).toBe('forbidden');
-      // The stored bytes and type are the winner's, whole.
-      const winner = results.indexOf(ok[0] as PromiseFulfilledResult<void>);
-      const bytes = readFileSync(join(root, 'files', 'objects', file.file_id));
-      expect(bytes.equals(Buffer.alloc(5000, winner + 1))).toBe(true);
-      expect(await meta.get(file.file_id)).toMatchObject({
-        status: 'stored',
-        mime: winner === 0 ? 'image/png' : 'video/mp4',
-      });
-      expect(readdirSync(join(root, 'files', 'tmp'))).toEqual([]);
-    } finally {
-      db.close();
-    }
-  });
+  it.each(BACKENDS)(
+    '[files:local-shared-dir] two uploads racing to one file: the first complete one wins, the other is refused ($name)',
+    async (backend) => {
+      const state = await backend.open();
+      const other = await backend.share(state, { replicaId: 'r_other' });
+      rmSync(join(root, 'files'), { recursive: true, force: true });
+      try {
+        const meta = openFileMetaStore(state.db);
+        const clock = new ManualClock();
+        // Two processes' views of one data dir and database.
+        const views = [state, other].map(
+          (s) =>
+            new GatewayLinks({
+              meta: openFileMetaStore(s.db),
+              objects: new LocalObjectStore(join(root, 'files')),
+              clock,
+              secret: Buffer.alloc(32, 3),
+              publicUrl: () => 'https://gw.example',
+            }),
+        );
+        const file = {
+          file_id: newId('file', clock.now()),
+          owner: 'acct_a',
+          filename: 'race.bin',
+          size_bytes: 5000,
+          mime: null,
+          tags: [],
+          note: null,
+          status: 'pending' as const,
+          source_url: null,
+          created_at: clock.now(),
+        };
+        await meta.insert(file);
+        const results = await Promise.allSettled(
+          views.map((v, i) => v.receive(file, slow(i + 1), i === 0 ? 'image/png' : 'video/mp4')),
+        );
+        const ok = results.filter((r) => r.status === 'fulfilled');
+        const refused = results.filter((r) => r.status === 'rejected');
+        expect(ok).toHaveLength(1);
+        expect(refused).toHaveLength(1);
+        const reason = (refused[0] as PromiseRejectedResult).reason;
+        expect(reason).toBeInstanceOf(GatewayError);
+        expect((reason as GatewayError).code).toBe('forbidden');
+        // The stored bytes and type are the winner's, whole.
+        const winner = results.indexOf(ok[0] as PromiseFulfilledResult<void>);
+        const bytes = readFileSync(join(root, 'files', 'objects', file.file_id));
+        expect(bytes.equals(Buffer.alloc(5000, winner + 1))).toBe(true);
+        expect(await meta.get(file.file_id)).toMatchObject({
+          status: 'stored',
+          mime: winner === 0 ? 'image/png' : 'video/mp4',
+        });
+        expect(readdirSync(join(root, 'files', 'tmp'))).toEqual([]);
+      } finally {
+        await other.close();
+        await state.close();
+      }
+    },
+  );
 
   it('[files:local-shared-dir] a starting process removes only stale partial uploads, not another’s in progress', () => {
     const tmp = join(root, 'files', 'tmp');

@@ -9,7 +9,8 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { classifyingFacilitator } from '../../src/run/x402/facilitator.js';
 import { remoteFacilitator } from '../../src/run/x402/facilitator-remote.js';
-import { type NewPayment, RETAIN_MS, SqlitePaymentStore } from '../../src/run/x402/payment-store.js';
+import { type NewPayment, RETAIN_MS } from '../../src/run/x402/payment-store.js';
+import { openPaymentStore } from '../../src/run/x402/payments.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
@@ -39,9 +40,15 @@ function payment(key: string, fingerprint = 'fp1'): NewPayment {
   };
 }
 
-describe('x402 payment store', () => {
+describe.each(BACKENDS)('x402 payment store ($name)', (backend) => {
+  let state: OpenedState;
+  beforeEach(async () => {
+    state = await backend.open();
+  });
+  afterEach(() => state.close());
+
   it('[x402:replay-runs-once] one claim per nonce; a released payment can be claimed again', async () => {
-    const s = new SqlitePaymentStore(db, clock);
+    const s = openPaymentStore(state.db, clock);
     expect(await s.reserve(payment('k1'))).toEqual({ kind: 'reserved' });
     const taken = await s.reserve(payment('k1', 'fp2'));
     expect(taken).toMatchObject({ kind: 'taken', row: { status: 'reserved', fingerprint: 'fp1' } });
@@ -55,7 +62,7 @@ describe('x402 payment store', () => {
   });
 
   it('[x402:settlement-unknown-503] transitions are conditional; a restart turns work in progress into released/unknown', async () => {
-    const s = new SqlitePaymentStore(db, clock);
+    const s = openPaymentStore(state.db, clock);
     await s.reserve(payment('a'));
     await s.reserve(payment('b'));
     expect(await s.transition('a', 'settling', 'settled')).toBe(false);

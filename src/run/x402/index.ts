@@ -1,10 +1,11 @@
+import type { StateDb } from '../../backend.js';
 import type { X402Config } from '../../config/index.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SqliteDb } from '../../lib/sqlite.js';
 import type { Facilitator } from './facilitator.js';
 import { builtinFacilitator } from './facilitator-builtin.js';
 import { remoteFacilitator } from './facilitator-remote.js';
-import { type PaymentStore, SqlitePaymentStore } from './payment-store.js';
+import type { PaymentStore } from './payment-store.js';
+import { openPaymentStore } from './payments.js';
 
 // x402 for the composition root: the facilitator the configuration names (remote, or built in on our own
 // RPC and key) and the payment store in the gateway database.
@@ -15,7 +16,7 @@ export interface X402Payments {
   payments: PaymentStore;
 }
 
-export function createX402Payments(config: X402Config, db: SqliteDb, clock: Clock): X402Payments {
+export function createX402Payments(config: X402Config, state: StateDb, clock: Clock): X402Payments {
   const f = config.facilitator;
   const facilitator =
     f.kind === 'remote'
@@ -27,5 +28,5 @@ export function createX402Payments(config: X402Config, db: SqliteDb, clock: Cloc
           signerKey: f.signerKey,
           confirmationTimeoutMs: config.facilitatorTimeoutMs,
         });
-  return { config, facilitator, payments: new SqlitePaymentStore(db, clock) };
+  return { config, facilitator, payments: openPaymentStore(state, clock) };
 }
