@@ -13,7 +13,7 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
-import { type OpenedState, openState } from './cli/state.js';
+import { openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
@@ -24,18 +24,15 @@ import { createHttpServer } from './http/server.js';
 import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { acquireInstanceLock } from './lib/instance-lock.js';
 import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
 import { instrumentClient, instrumentFacilitator } from './ops/instrument.js';
 import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
-import { tracesFromEnv } from './ops/otel-env.js';
-import type { OtelTracing } from './ops/otel-sdk.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
+import { startTracing } from './ops/start-tracing.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
-import { ReplicaLease } from './pg/replicas.js';
 import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
@@ -110,14 +107,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   // SQLite: one process owns the data dir. PostgreSQL: any number of replicas, each with its own lease.
-  const releaseLock = config.database ? () => {} : acquireInstanceLock(config.dataDir);
-  let opened: OpenedState;
-  try {
-    opened = await openState(config);
-  } catch (err) {
-    releaseLock();
-    throw err;
-  }
+  const opened = await openGatewayState(config, clock, log);
   const { state } = opened;
   // Monitoring (docs/operator.md "Monitoring"): nothing is counted or traced unless configured.
   const METRICS_TOKEN = config.env.TOLLGATE_METRICS_TOKEN;
@@ -129,7 +119,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
           pendingHolds: () => money.pendingHolds(),
         })
       : undefined;
-  const otel = await startTracing(opts, log);
+  const otel = await startTracing(
+    { exporter: opts.traceExporter, env: opts.otelEnv ?? process.env, version: VERSION },
+    log,
+  );
   const telemetry: Telemetry | undefined =
     prom || otel ? { metrics: prom?.metrics ?? NOOP_METRICS, tracing: otel?.tracing } : undefined;
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
@@ -141,16 +134,6 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     writerThread: true,
     commits: prom?.commits,
   });
-  const lease =
-    state.kind === 'postgres' && config.database
-      ? new ReplicaLease(state.pool, {
-          replicaId: state.replicaId,
-          leaseMs: config.database.leaseMs,
-          clock,
-          onError: (err) => log.error({ err }, 'replica lease renewal failed'),
-        })
-      : undefined;
-  await lease?.start();
   const payments = config.billing.stripe;
   const money = new Lifecycle({
     ledger,
@@ -424,6 +407,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       })
       .catch((err) => log.error({ err }, 'sweep failed'));
     x402?.payments.purge(clock.now()).catch((err) => log.error({ err }, 'x402 purge failed'));
+    // PostgreSQL: payments a dead replica left mid-call (its lease expired) are recovered by the survivors.
+    if (state.kind === 'postgres')
+      x402?.payments.recover().catch((err) => log.error({ err }, 'x402 recovery'));
   }, config.sweepIntervalMs);
   sweeper.unref();
 
@@ -504,27 +490,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await llm?.close();
       await x402?.facilitator.close();
       await otel?.shutdown();
-      await lease?.close();
       await opened.close();
-      releaseLock();
       log.flush();
     },
   };
-}
-
-/** Traces when OTEL_* asks for them (or a test gives an exporter): the SDK is loaded only then. */
-async function startTracing(opts: GatewayOptions, log: Logger): Promise<OtelTracing | undefined> {
-  const choice = opts.traceExporter
-    ? { exporters: [], warnings: [] }
-    : tracesFromEnv(opts.otelEnv ?? process.env);
-  if (!choice) return undefined;
-  for (const w of choice.warnings) log.warn(w);
-  const { startOtel } = await import('./ops/otel-sdk.js');
-  const otel = await startOtel({
-    exporters: choice.exporters,
-    version: VERSION,
-    exporter: opts.traceExporter,
-  });
-  log.info({ exporters: choice.exporters }, 'tracing on');
-  return otel;
 }

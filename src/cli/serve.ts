@@ -82,6 +82,8 @@ async function serveAsWorker(config: Config): Promise<number> {
   });
   tellPrimary({ tollgate: 'listening', url });
   await untilSignal(gw);
+  // The channel to the primary would keep this process alive once the gateway has closed.
+  process.disconnect?.();
   return 0;
 }
 

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
 import { DB_FILE } from '../ledger/index.js';
+import type { Clock } from '../lib/clock.js';
+import { acquireInstanceLock } from '../lib/instance-lock.js';
 import { openSqlite } from '../lib/sqlite.js';
 import { migrate } from '../pg/migrate.js';
 import { openPgPool } from '../pg/pool.js';
+import { ReplicaLease } from '../pg/replicas.js';
 
 /** The gateway's state, opened: close it last. */
 export interface OpenedState {
@@ -52,4 +56,48 @@ export function newReplicaId(): string {
   return `r_${hostname()
     .replace(/[^A-Za-z0-9-]/g, '')
     .slice(0, 24)}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * The gateway's state for `serve`: on SQLite with the data dir's lock (one process owns it); on PostgreSQL with
+ * this replica's lease, registered before anything runs (other replicas would otherwise take its crawls and
+ * holds for a dead replica's) and given back on close.
+ */
+export async function openGatewayState(
+  config: Pick<Config, 'dataDir' | 'database'>,
+  clock: Clock,
+  log: Logger,
+): Promise<OpenedState> {
+  const releaseLock = config.database ? () => {} : acquireInstanceLock(config.dataDir);
+  let opened: OpenedState;
+  try {
+    opened = await openState(config);
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+  const { state } = opened;
+  const lease =
+    state.kind === 'postgres' && config.database
+      ? new ReplicaLease(state.pool, {
+          replicaId: state.replicaId,
+          leaseMs: config.database.leaseMs,
+          clock,
+          onError: (err) => log.error({ err }, 'replica lease renewal failed'),
+        })
+      : undefined;
+  try {
+    await lease?.start();
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+  return {
+    state,
+    async close() {
+      await lease?.close().catch((err: unknown) => log.error({ err }, 'replica lease release failed'));
+      await opened.close();
+      releaseLock();
+    },
+  };
 }

@@ -49,7 +49,7 @@ export async function runPrimary(
   const restarts: number[] = [];
   const exited = new Set<Worker>();
   const fork = (): Worker => {
-    const w = cluster.fork({ TOLLGATE_WORKER: '1' });
+    const w = cluster.fork();
     w.once('exit', () => exited.add(w));
     return w;
   };

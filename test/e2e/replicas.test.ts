@@ -140,8 +140,8 @@ beforeAll(async () => {
   };
   // Started together: both run the migrations; the advisory lock lets exactly one apply them.
   [a, b] = await Promise.all([
-    serveCli({ cwd: work, env: { ...env, TOLLGATE_PORT: String(portA) } }),
-    serveCli({ cwd: work, env: { ...env, TOLLGATE_PORT: String(portB) } }),
+    serveCli({ cwd: work, env: { ...env, TOLLGATE_PORT: String(portA) }, args: ['--workers', '1'] }),
+    serveCli({ cwd: work, env: { ...env, TOLLGATE_PORT: String(portB) }, args: ['--workers', '1'] }),
   ]);
 }, 120_000);
 

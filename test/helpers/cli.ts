@@ -48,8 +48,12 @@ export interface ServeProcess {
 }
 
 /** `tollgate serve --json` in the background; resolves once it listens. */
-export async function serveCli(opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
-  const proc = spawn(process.execPath, [...CLI, 'serve', '--json'], {
+export async function serveCli(opts: {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  args?: string[];
+}): Promise<ServeProcess> {
+  const proc = spawn(process.execPath, [...CLI, 'serve', '--json', ...(opts.args ?? [])], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH, TOLLGATE_LOG_LEVEL: 'silent', TOLLGATE_PORT: '0', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
