@@ -20,6 +20,12 @@ export const REQUIREMENTS = {
   'billing:failed-job-refunded':
     'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
+  // scale-out (docs/operator.md "Scale out"; docs/decisions.md "PostgreSQL, replicas and all cores")
+  'scale:two-replicas':
+    "Two replicas on one PostgreSQL and one bucket behave as one gateway: k of N, one charge per key, one settlement per payment, files, OAuth and caps across both, a dead replica's holds voided within its lease.",
+  'scale:workers':
+    'serve --workers N runs N replicas behind one port on PostgreSQL; refused above 1 on SQLite.',
+  'scale:migrations': 'Versioned migrations run exactly once when replicas start together.',
   'billing:one-lifecycle':
     'Every money movement (hold, capture, void, refund, credit) goes through one lifecycle module in src/run.',
   // credit lines and card money (§5, §8: "a welcome credit line of 2 USD once a card is on file; the card

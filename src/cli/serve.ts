@@ -19,6 +19,7 @@ export async function serve(
   if (isWorker()) return serveAsWorker(config);
   const workers = workerCount(config, workersFlag);
   if (workers > 1) return runPrimary(config, out, workers, envFile);
+  const stop = signals();
   const { gw, url } = await start(config);
   // Only now, with the port bound, is the operator account created: its key is printed once and never
   // stored, so a start that fails (a busy port) must not use up the "first start" that shows it.
@@ -40,7 +41,7 @@ export async function serve(
     },
     `tollgate listening on ${url} (${config.database ? 'state: PostgreSQL' : `data: ${config.dataDir}`}${envFile ? `; settings from ${envFile}` : ''})`,
   );
-  await untilSignal(gw);
+  await stop.until(gw);
   return 0;
 }
 
@@ -61,6 +62,7 @@ async function start(config: Config): Promise<{ gw: Gateway; url: string }> {
 
 /** A worker of `serve --workers N`: the primary prints; worker 1 creates the operator account when told. */
 async function serveAsWorker(config: Config): Promise<number> {
+  const stop = signals();
   let started: { gw: Gateway; url: string };
   try {
     started = await start(config);
@@ -81,25 +83,29 @@ async function serveAsWorker(config: Config): Promise<number> {
     };
   });
   tellPrimary({ tollgate: 'listening', url });
-  await untilSignal(gw);
+  await stop.until(gw);
   // The channel to the primary would keep this process alive once the gateway has closed.
   process.disconnect?.();
   return 0;
 }
 
-/** Runs until SIGINT or SIGTERM, then closes gracefully (in-flight calls finish and resolve their holds). */
-function untilSignal(gw: Gateway): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      gw.log.info({ signal }, 'shutting down: finishing in-flight calls');
-      gw.close().then(resolve, (err) => {
-        gw.log.error({ err }, 'shutdown failed');
-        resolve();
-      });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+/**
+ * Listens for SIGINT/SIGTERM from the start (a signal while the gateway is still starting must not kill it
+ * half-built, with its lease or lock held); `until(gw)` then closes gracefully once one came (in-flight calls
+ * finish and resolve their holds).
+ */
+function signals(): { until(gw: Gateway): Promise<void> } {
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
   });
+  return {
+    async until(gw) {
+      const signal = await signalled;
+      gw.log.info({ signal }, 'shutting down: finishing in-flight calls');
+      await gw.close().catch((err: unknown) => gw.log.error({ err }, 'shutdown failed'));
+    },
+  };
 }
 
 /** The first `serve` on an empty database creates an operator account and prints its key once. */

@@ -16,7 +16,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-describe('PostgreSQL migrations', () => {
+describe('[scale:migrations] PostgreSQL migrations', () => {
   it('versions are unique, and each area keeps to its range', () => {
     const versions = MIGRATIONS.map((m) => m.version);
     expect(new Set(versions).size).toBe(versions.length);
