@@ -108,10 +108,20 @@ function signals(): { until(gw: Gateway): Promise<void> } {
   };
 }
 
+const OPERATOR_ACCOUNT = 'acct_operator';
+
 /** The first `serve` on an empty database creates an operator account and prints its key once. */
 async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
   if ((await ledger.listAccounts('customer')).length > 0) return undefined;
-  const acct = await ledger.createAccount({ name: 'operator' });
+  // One id for the first start's account: replicas starting together on an empty PostgreSQL race here, and
+  // the unique id lets exactly one of them create (and print) it.
+  let acct: Awaited<ReturnType<LedgerRecords['createAccount']>>;
+  try {
+    acct = await ledger.createAccount({ name: 'operator', id: OPERATOR_ACCOUNT });
+  } catch (err) {
+    if (await ledger.getAccount(OPERATOR_ACCOUNT)) return undefined;
+    throw err;
+  }
   const micros = parseUsdToMicros(config.operatorCreditUsd);
   if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
   const { key } = await createApiKey(ledger, acct.id, 'operator');
