@@ -263,4 +263,23 @@ describe('ledger shared by replicas (postgres)', () => {
       await third.close();
     }
   });
+
+  it('a lease renews itself every third of its period, and a closed one stays gone', async () => {
+    const real = { now: () => Date.now() };
+    const lease = new ReplicaLease(poolOf(state), { replicaId: 'r_timer', leaseMs: 300, clock: real });
+    const expiry = async () =>
+      (
+        await sqlOn<{ lease_expires_at: number }>(
+          state.db,
+          "SELECT lease_expires_at FROM replicas WHERE id = 'r_timer'",
+        )
+      )[0]?.lease_expires_at;
+    await lease.start();
+    const first = (await expiry()) as number;
+    await new Promise((r) => setTimeout(r, 350));
+    expect((await expiry()) as number).toBeGreaterThan(first);
+    await lease.close();
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await expiry()).toBeUndefined();
+  });
 });
