@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { Agent, request } from 'undici';
+import { freePort } from '../test/helpers/ports.js';
 import { startFakePage } from './process.js';
 import { load } from './stats.js';
 import type { BenchModule } from './types.js';
@@ -19,17 +19,6 @@ const ROOT = join(import.meta.dirname, '..');
 const ADMIN = process.env.TOLLGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const CONCURRENCY = 64;
 const CALLS = 6000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function cli(args: string[], env: NodeJS.ProcessEnv, cwd: string) {
   const r = spawnSync(process.execPath, ['bin/tollgate.js', ...args, '--json'], {

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -10,6 +9,7 @@ import { startChain, type TestChain } from '../helpers/anvil.js';
 import { runCli, type ServeProcess, serveCli } from '../helpers/cli.js';
 import type { Reply } from '../helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { freePort } from '../helpers/ports.js';
 import { type S3Server, startS3Server } from '../helpers/s3.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
 import { challengeOf, encodePayment, newPayer, signPayment, x402Env } from '../helpers/x402.js';
@@ -39,17 +39,6 @@ const merchant = newPayer().address;
 const agent = new Agent({ connections: 600, pipelining: 0 });
 let releaseSlow: () => void = () => {};
 let slowStarted = 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function post(
   base: string,

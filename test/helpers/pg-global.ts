@@ -1,10 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './ports.js';
 
 // Vitest global set-up: a PostgreSQL server the PostgreSQL suites can create databases on. The one named by
 // TOLLGATE_TEST_DATABASE_URL, else the machine's own at 127.0.0.1:5432 (user postgres), else a throw-away
@@ -30,17 +30,6 @@ async function answers(url: string): Promise<boolean> {
   } finally {
     await c.end().catch(() => {});
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function binDir(): string {
