@@ -63,7 +63,7 @@ describe('tollgate serve', () => {
     try {
       const op = gw.started.operator;
       expect(op).toEqual({
-        account_id: expect.stringMatching(/^acct_/),
+        account_id: 'acct_operator',
         api_key: expect.stringMatching(/^tg_sk_/),
       });
       const res = await request(`${gw.started.url}/api/run/platform/balance`, {
