@@ -7,6 +7,7 @@ import { type Config, loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { parseUsdToMicros } from '../../src/lib/money.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';
+import { createTestDatabase, type TestDatabase } from './pg.js';
 
 // A real gateway on 127.0.0.1:0 with its own temporary data dir. Everything a test talks to is local.
 
@@ -56,8 +57,17 @@ export function testConfig(env: Record<string, string> = {}, dataDir?: string): 
   });
 }
 
+const PG_BY_DATA_DIR = new Map<string, TestDatabase>();
+
 export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
-  const config = testConfig(opts.env, opts.dataDir);
+  // TOLLGATE_TEST_BACKEND=postgres runs every gateway test on a PostgreSQL database instead of SQLite (a
+  // whole-suite check of the second backend; the store suites run on both backends always). A restart on the
+  // same data dir finds the same database. Tests that read the SQLite file itself (`gw.db`) fail there.
+  const pg = process.env.TOLLGATE_TEST_BACKEND === 'postgres' && !opts.env?.TOLLGATE_DATABASE_URL;
+  const reused = pg && opts.dataDir ? PG_BY_DATA_DIR.get(opts.dataDir) : undefined;
+  const pgDb = pg ? (reused ?? (await createTestDatabase('tg_gw'))) : undefined;
+  const config = testConfig(pgDb ? { TOLLGATE_DATABASE_URL: pgDb.url, ...opts.env } : opts.env, opts.dataDir);
+  if (pgDb) PG_BY_DATA_DIR.set(config.dataDir, pgDb);
   const gw = await createGateway(config, opts);
   const url = await gw.listen();
   // The public URL callers see is the bound one.
@@ -104,6 +114,11 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     get: (path, o) => call('GET', path, undefined, o),
     async close() {
       await gw.close();
+      // Kept with its data dir (a restart on it finds both); dropped with it.
+      if (!opts.keepData && !opts.dataDir) {
+        PG_BY_DATA_DIR.delete(config.dataDir);
+        await pgDb?.drop();
+      }
       if (!opts.keepData && !opts.dataDir) rmSync(config.dataDir, { recursive: true, force: true });
     },
   };
