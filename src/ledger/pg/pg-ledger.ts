@@ -1,7 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
-import { nextUtcMidnight, utcDay } from '../sqlite/sqlite-ledger.js';
 import {
   type AccountKind,
   type AccountRow,
@@ -29,6 +28,7 @@ import {
   type UsageRow,
   type VoidRequest,
 } from '../types.js';
+import { nextUtcMidnight, utcDay } from '../utc-day.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same

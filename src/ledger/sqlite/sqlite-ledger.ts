@@ -29,6 +29,7 @@ import {
   type UsageRow,
   type VoidRequest,
 } from '../types.js';
+import { nextUtcMidnight, utcDay } from '../utc-day.js';
 import { availableOf, balanceOfRow, SqliteMovements } from './movements.js';
 import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
@@ -43,16 +44,7 @@ export interface SqliteLedgerOptions {
   commits?: CommitHistograms | undefined;
 }
 
-const MS_PER_DAY = 86_400_000;
 const MAX_TIME = Number.MAX_SAFE_INTEGER;
-
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
-export function nextUtcMidnight(ms: number): number {
-  return (Math.floor(ms / MS_PER_DAY) + 1) * MS_PER_DAY;
-}
 
 function assertMicros(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0)

@@ -1,13 +1,15 @@
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { SettleResponse } from '@x402/core/types';
 import type { Clock } from '../../lib/clock.js';
 import { inTransaction, type PgPool } from '../../pg/pool.js';
 import {
   type NewPayment,
+  type PaymentDbRow,
   type PaymentRow,
   type PaymentStatus,
   type PaymentStore,
   RETAIN_MS,
   type ReserveResult,
+  toRow,
 } from './payment-store.js';
 
 // The x402 payment store on PostgreSQL, shared by replicas (table `x402_payments`, src/pg/migrations/stores.ts).
@@ -16,36 +18,6 @@ import {
 // whose `WHERE status = 'released'` is false, so exactly one reserves and the other sees `taken`.
 // Each row records the replica whose call holds it: recover() moves only this replica's rows and those of
 // replicas whose lease has expired, never a live replica's payment mid-call.
-
-interface DbRow {
-  key: string;
-  payer: string;
-  action: string;
-  fingerprint: string;
-  status: PaymentStatus;
-  payload: string;
-  requirements: string;
-  envelope: string | null;
-  receipt: string | null;
-  expires_at: number;
-  payment_id: string | null;
-}
-
-function toRow(r: DbRow): PaymentRow {
-  return {
-    key: r.key,
-    payer: r.payer,
-    action: r.action,
-    fingerprint: r.fingerprint,
-    status: r.status,
-    payload: JSON.parse(r.payload) as PaymentPayload,
-    requirements: JSON.parse(r.requirements) as PaymentRequirements,
-    envelope: r.envelope === null ? undefined : (JSON.parse(r.envelope) as unknown),
-    receipt: r.receipt === null ? undefined : (JSON.parse(r.receipt) as SettleResponse),
-    expiresAt: r.expires_at,
-    paymentId: r.payment_id ?? undefined,
-  };
-}
 
 /**
  * Rows held by this replica, or by one whose lease ran out (it crashed or hangs: it runs nothing more). A replica
@@ -61,7 +33,7 @@ export class PgPaymentStore implements PaymentStore {
   ) {}
 
   async get(key: string): Promise<PaymentRow | undefined> {
-    const r = await this.pool.query<DbRow>({
+    const r = await this.pool.query<PaymentDbRow>({
       name: 'x402_get',
       text: 'SELECT * FROM x402_payments WHERE key = $1',
       values: [key],
@@ -70,7 +42,7 @@ export class PgPaymentStore implements PaymentStore {
   }
 
   async byPaymentId(payer: string, paymentId: string): Promise<PaymentRow | undefined> {
-    const r = await this.pool.query<DbRow>({
+    const r = await this.pool.query<PaymentDbRow>({
       name: 'x402_by_payment_id',
       text: 'SELECT * FROM x402_payments WHERE payer = $1 AND payment_id = $2',
       values: [payer, paymentId],

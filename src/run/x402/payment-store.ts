@@ -96,7 +96,8 @@ const MIGRATIONS = [
   `,
 ];
 
-interface DbRow {
+/** A payment as both backends store it (JSON as text). */
+export interface PaymentDbRow {
   key: string;
   payer: string;
   action: string;
@@ -110,7 +111,7 @@ interface DbRow {
   payment_id: string | null;
 }
 
-function toRow(r: DbRow): PaymentRow {
+export function toRow(r: PaymentDbRow): PaymentRow {
   return {
     key: r.key,
     payer: r.payer,
@@ -140,8 +141,8 @@ export class SqlitePaymentStore implements PaymentStore {
   ) {
     migrate(db, 'x402', MIGRATIONS);
     this.s = {
-      get: db.prepare<[string], DbRow>('SELECT * FROM x402_payments WHERE key = ?'),
-      byPaymentId: db.prepare<[string, string], DbRow>(
+      get: db.prepare<[string], PaymentDbRow>('SELECT * FROM x402_payments WHERE key = ?'),
+      byPaymentId: db.prepare<[string, string], PaymentDbRow>(
         'SELECT * FROM x402_payments WHERE payer = ? AND payment_id = ?',
       ),
       // An id moves only away from a payment that collected nothing.
@@ -211,7 +212,7 @@ export class SqlitePaymentStore implements PaymentStore {
       return Promise.resolve({ kind: 'taken', row: toRow(holder) });
     }
     if (changed === 1) return Promise.resolve({ kind: 'reserved' });
-    return Promise.resolve({ kind: 'taken', row: toRow(this.s.get.get(p.key) as DbRow) });
+    return Promise.resolve({ kind: 'taken', row: toRow(this.s.get.get(p.key) as PaymentDbRow) });
   }
 
   transition(
