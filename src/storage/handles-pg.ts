@@ -2,18 +2,10 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { PgPool } from '../pg/pool.js';
 import type { HandleRecord, HandleStore } from '../ports/index.js';
+import { type HandleRow, toRecord } from './handle-rows.js';
 
 // Server-minted handles in PostgreSQL (table `handles`, src/pg/migrations/stores.ts): a handle minted by one
 // replica resolves on every other, for its owner only. Same statements as the SQLite store.
-
-interface Row {
-  handle: string;
-  owner: string;
-  kind: string;
-  ref: string;
-  data: string;
-  created_at: number;
-}
 
 export class PgHandleStore implements HandleStore {
   constructor(
@@ -33,7 +25,7 @@ export class PgHandleStore implements HandleStore {
   }
 
   async resolve(owner: string, kind: string, handle: string): Promise<HandleRecord | undefined> {
-    const r = await this.pool.query<Row>({
+    const r = await this.pool.query<HandleRow>({
       name: 'handles_resolve',
       text: 'SELECT * FROM handles WHERE handle = $1 AND owner = $2 AND kind = $3',
       values: [handle, owner, kind],
@@ -42,7 +34,7 @@ export class PgHandleStore implements HandleStore {
   }
 
   async findByRef(owner: string, kind: string, ref: string): Promise<HandleRecord | undefined> {
-    const r = await this.pool.query<Row>({
+    const r = await this.pool.query<HandleRow>({
       name: 'handles_by_ref',
       text: 'SELECT * FROM handles WHERE owner = $1 AND kind = $2 AND ref = $3 ORDER BY created_at DESC LIMIT 1',
       values: [owner, kind, ref],
@@ -51,7 +43,7 @@ export class PgHandleStore implements HandleStore {
   }
 
   async lookup(handle: string): Promise<HandleRecord | undefined> {
-    const r = await this.pool.query<Row>({
+    const r = await this.pool.query<HandleRow>({
       name: 'handles_lookup',
       text: 'SELECT * FROM handles WHERE handle = $1',
       values: [handle],
@@ -66,8 +58,4 @@ export class PgHandleStore implements HandleStore {
       values: [JSON.stringify(data), handle],
     });
   }
-}
-
-function toRecord(r: Row | undefined): HandleRecord | undefined {
-  return r ? { ...r, data: JSON.parse(r.data) as Record<string, unknown> } : undefined;
 }

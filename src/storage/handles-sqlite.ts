@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { migrate, type SqliteDb } from '../lib/sqlite.js';
 import type { HandleRecord, HandleStore } from '../ports/index.js';
+import { type HandleRow, toRecord } from './handle-rows.js';
 
 // Server-minted handles (SEP-2567): a crawl id or render id given to a caller is ours, not the vendor's, and
 // resolves only for the account that minted it; another account's handle is simply not found.
@@ -18,15 +19,6 @@ const MIGRATIONS = [
    CREATE INDEX handles_owner ON handles(owner, kind);`,
 ];
 
-interface Row {
-  handle: string;
-  owner: string;
-  kind: string;
-  ref: string;
-  data: string;
-  created_at: number;
-}
-
 export class SqliteHandleStore implements HandleStore {
   private readonly ins;
   private readonly get;
@@ -42,14 +34,14 @@ export class SqliteHandleStore implements HandleStore {
     this.ins = db.prepare(
       'INSERT INTO handles (handle, owner, kind, ref, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
-    this.get = db.prepare<[string, string, string], Row>(
+    this.get = db.prepare<[string, string, string], HandleRow>(
       'SELECT * FROM handles WHERE handle = ? AND owner = ? AND kind = ?',
     );
     this.upd = db.prepare('UPDATE handles SET data = ? WHERE handle = ?');
-    this.byRef = db.prepare<[string, string, string], Row>(
+    this.byRef = db.prepare<[string, string, string], HandleRow>(
       'SELECT * FROM handles WHERE owner = ? AND kind = ? AND ref = ? ORDER BY created_at DESC LIMIT 1',
     );
-    this.byHandle = db.prepare<[string], Row>('SELECT * FROM handles WHERE handle = ?');
+    this.byHandle = db.prepare<[string], HandleRow>('SELECT * FROM handles WHERE handle = ?');
   }
 
   mint(owner: string, kind: string, ref: string, data: Record<string, unknown> = {}): Promise<string> {
@@ -75,8 +67,4 @@ export class SqliteHandleStore implements HandleStore {
     this.upd.run(JSON.stringify(data), handle);
     return Promise.resolve();
   }
-}
-
-function toRecord(r: Row | undefined): HandleRecord | undefined {
-  return r ? { ...r, data: JSON.parse(r.data) as Record<string, unknown> } : undefined;
 }
