@@ -34,7 +34,7 @@ describe.each(BACKEND_NAMES)('card refunds and disputes as Stripe reports them (
 
   describe('refunds', () => {
     it('[billing:refund-failed-given-back] a refund Stripe later reports failed is given back once, and replays change nothing', async () => {
-      const { accountId, pi } = await rig.account({ topUpUsd: 10 });
+      const { accountId, key, pi } = await rig.account({ topUpUsd: 10 });
       const re = await rig.fake.refund(pi as string, 300);
       expect(await rig.ledgerOf(accountId)).toEqual({
         balance: 7 * M,
@@ -69,6 +69,18 @@ describe.each(BACKEND_NAMES)('card refunds and disputes as Stripe reports them (
       const back = await rig.t.gw.ledger.movementByRef('refund_reversal', re.id as string);
       expect(back?.memo).toBe('card refund failed (expired_or_canceled_card): given back');
       expect(back?.meta).toMatchObject({ failure_reason: 'expired_or_canceled_card', payment_intent: pi });
+      // The account holder sees both in its history.
+      const r = await rig.t.post('/api/run/platform/transactions', { limit: 10 }, { key });
+      expect(r.status).toBe(200);
+      const history = r.body.data.transactions as Array<{
+        kind: string;
+        amount_micros: number;
+        status: string;
+      }>;
+      expect(history.filter((x) => x.kind.startsWith('refund'))).toEqual([
+        expect.objectContaining({ kind: 'refund_reversal', amount_micros: 3 * M, status: 'succeeded' }),
+        expect.objectContaining({ kind: 'refund', amount_micros: -3 * M, status: 'succeeded' }),
+      ]);
     });
 
     it('[billing:refund-failed-given-back] the failure delivered before the refund: nothing is taken, nothing given', async () => {
