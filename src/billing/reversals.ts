@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import { MICROS_PER_CENT } from '../lib/money.js';
 import type { EventDeps } from './events.js';
 
-// Card money going back to the card holder, as Stripe reports it (docs/decisions.md "Refunds and disputes").
+// Card money going back to the card holder, as Stripe reports it (docs/decisions.md, "Stripe as it reports money").
 //
 // Refunds: a refund debits the account when Stripe reports it succeeded or pending (a pending refund is
 // committed: Stripe only holds it until its balance covers it), and is given back, once, when Stripe reports it
