@@ -350,7 +350,17 @@ export const transactions = defineAction({
           id: z.string().describe('Transaction id.'),
           created_at: z.string().describe('When the call started or the money moved (ISO 8601).'),
           kind: z
-            .enum(['call', 'credit', 'topup', 'settlement', 'refund', 'dispute', 'dispute_reversal', 'line'])
+            .enum([
+              'call',
+              'credit',
+              'topup',
+              'settlement',
+              'refund',
+              'refund_reversal',
+              'dispute',
+              'dispute_reversal',
+              'line',
+            ])
             .describe('call, or money that moved without one (topup, settlement of the credit line, …).'),
           action: z.string().describe('Action id of a call; account/<kind> otherwise.'),
           amount_micros: z

@@ -41,6 +41,14 @@ export const REQUIREMENTS = {
   'billing:topup-once': 'A top-up is credited exactly once, however often its confirmation arrives.',
   'billing:refund-dispute-debit':
     'Refunds and disputes of card payments debit the account (never through the line) and show in its history.',
+  'billing:refund-failed-given-back':
+    'A refund Stripe reports failed or cancelled gives its debit back exactly once, whatever order its events arrive in.',
+  'billing:dispute-inquiry':
+    'A dispute inquiry (warning_*) moves no money and leaves the line usable; a refund during it debits once in all.',
+  'billing:dispute-chargeback':
+    'A chargeback debits once and freezes the line; funds Stripe reinstates (won, partly won) are given back once.',
+  'billing:settlement-off-session':
+    'A settlement is an off-session card PaymentIntent Stripe accepts; an idempotency conflict is an unknown outcome, never a decline.',
   'billing:history-complete':
     'Credits, top-ups, line grants and settlements are in the transaction history with the calls.',
   'billing:webhook-verified':

@@ -30,8 +30,20 @@ export interface AccountView {
 export type TransactionView = {
   id: string;
   created_at: string;
-  /** `call`, or the money that moved without one: credit, topup, settlement, refund, dispute, dispute_reversal, line. */
-  kind: 'call' | 'credit' | 'topup' | 'settlement' | 'refund' | 'dispute' | 'dispute_reversal' | 'line';
+  /**
+   * `call`, or the money that moved without one: credit, topup, settlement, refund, refund_reversal, dispute,
+   * dispute_reversal, line.
+   */
+  kind:
+    | 'call'
+    | 'credit'
+    | 'topup'
+    | 'settlement'
+    | 'refund'
+    | 'refund_reversal'
+    | 'dispute'
+    | 'dispute_reversal'
+    | 'line';
   /** The action id of a call; `account/<kind>` for the others. */
   action: string;
   /** What it did to the balance, signed (a call: minus what it charged net of refunds; a top-up: plus). */

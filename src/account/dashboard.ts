@@ -25,7 +25,15 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 export const CHART_DAYS = 30;
 export const TABLE_ROWS = 100;
 export const CSV_ROWS = 10_000;
-const PAYMENT_KINDS = new Set(['topup', 'settlement', 'refund', 'dispute', 'dispute_reversal', 'line']);
+const PAYMENT_KINDS = new Set([
+  'topup',
+  'settlement',
+  'refund',
+  'refund_reversal',
+  'dispute',
+  'dispute_reversal',
+  'line',
+]);
 
 /** The filters of a query string; anything unreadable is dropped (and said). */
 export function parseFilters(q: Record<string, unknown>): { filters: Filters; error?: string } {

@@ -5,6 +5,7 @@ import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { MICROS_PER_CENT } from '../lib/money.js';
 import type { Lifecycle } from '../run/lifecycle.js';
+import { reversalHandlers } from './reversals.js';
 import type { Settlements } from './settle.js';
 import type { BillingStore } from './store.js';
 import type { StripeClient } from './stripe-client.js';
@@ -25,10 +26,32 @@ export interface EventDeps {
   config: BillingConfig;
 }
 
+/** Every event `handle` acts on (the operator registers these: .env.example, docs/operator.md; a test checks). */
+export const HANDLED_EVENTS: readonly Stripe.Event.Type[] = [
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.async_payment_failed',
+  'checkout.session.expired',
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.canceled',
+  'refund.created',
+  'refund.updated',
+  'refund.failed',
+  'charge.refund.updated',
+  'charge.dispute.created',
+  'charge.dispute.updated',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
+  'charge.dispute.closed',
+];
+
 const idOf = (v: string | { id: string } | null | undefined): string | undefined =>
   typeof v === 'string' ? v : (v?.id ?? undefined);
 
 export function eventHandler(d: EventDeps) {
+  const { onRefund, onDispute } = reversalHandlers(d);
+
   async function onSession(s: Stripe.Checkout.Session): Promise<void> {
     const row = await d.store.session(s.id);
     if (!row) {
@@ -117,64 +140,6 @@ export function eventHandler(d: EventDeps) {
     await d.settlements.resolve(movementId, accountId, fresh);
   }
 
-  /** The account a payment reached: from our own record, else the payment intent's metadata we set. */
-  async function accountOfPayment(pi: string | undefined): Promise<string | undefined> {
-    if (!pi) return undefined;
-    const known = await d.store.paymentAccount(pi);
-    if (known) return known;
-    const fresh = await d.stripe.paymentIntents.retrieve(pi);
-    const account = fresh.metadata?.tollgate_account;
-    return account && (await d.ledger.getAccount(account)) ? account : undefined;
-  }
-
-  async function onRefund(r: Stripe.Refund): Promise<void> {
-    if (r.status === 'failed' || r.status === 'canceled') return;
-    const accountId = await accountOfPayment(idOf(r.payment_intent));
-    if (!accountId)
-      return void d.log.warn({ refund: r.id }, 'refund of a payment tollgate does not know; ignored');
-    await d.money.cardMoney({
-      accountId,
-      kind: 'refund',
-      micros: r.amount * MICROS_PER_CENT,
-      externalRef: r.id,
-      memo: 'card payment refunded',
-      meta: { refund: r.id, payment_intent: idOf(r.payment_intent) },
-    });
-  }
-
-  /**
-   * A dispute's state, read back from Stripe (its events can arrive in any order): open or lost, the disputed
-   * amount is taken once and the line frozen; won, what was taken is given back once.
-   */
-  async function onDispute(snapshot: Stripe.Dispute): Promise<void> {
-    const dp = await d.stripe.disputes.retrieve(snapshot.id);
-    const accountId = await accountOfPayment(idOf(dp.payment_intent));
-    if (!accountId)
-      return void d.log.warn({ dispute: dp.id }, 'dispute of a payment tollgate does not know; ignored');
-    if (dp.status !== 'won') {
-      await d.money.cardMoney({
-        accountId,
-        kind: 'dispute',
-        micros: dp.amount * MICROS_PER_CENT,
-        externalRef: dp.id,
-        memo: 'card payment disputed',
-        meta: { dispute: dp.id, payment_intent: idOf(dp.payment_intent), reason: dp.reason },
-      });
-      await d.money.freezeLine(accountId, 'a card payment was disputed');
-      return;
-    }
-    const taken = await d.ledger.movementByRef('dispute', dp.id);
-    if (!taken || taken.amount_micros >= 0) return;
-    await d.money.cardMoney({
-      accountId,
-      kind: 'dispute_reversal',
-      micros: -taken.amount_micros,
-      externalRef: dp.id,
-      memo: 'card dispute won',
-      meta: { dispute: dp.id },
-    });
-  }
-
   return async function handle(event: Stripe.Event): Promise<void> {
     switch (event.type) {
       case 'checkout.session.completed':
@@ -187,9 +152,18 @@ export function eventHandler(d: EventDeps) {
       case 'payment_intent.payment_failed':
       case 'payment_intent.canceled':
         return onPaymentIntent(event.data.object);
+      // A refund's life (src/billing/reversals.ts): created (succeeded or pending), then possibly failed or
+      // cancelled, reported by each of these; charge.refunded carries the charge, not the refund, and is not needed.
       case 'refund.created':
+      case 'refund.updated':
+      case 'refund.failed':
+      case 'charge.refund.updated':
         return onRefund(event.data.object);
+      // Any change of a dispute: it is read back from Stripe and its money reconciled.
       case 'charge.dispute.created':
+      case 'charge.dispute.updated':
+      case 'charge.dispute.funds_withdrawn':
+      case 'charge.dispute.funds_reinstated':
       case 'charge.dispute.closed':
         return onDispute(event.data.object);
       default:

@@ -100,7 +100,8 @@ export class Settlements {
         return 'settled';
       case 'requires_payment_method':
       case 'canceled': {
-        const code = pi.last_payment_error?.decline_code ?? pi.last_payment_error?.code ?? 'card_declined';
+        // An empty decline code (Stripe sends '' or none for, e.g., an expired card) falls back to the error code.
+        const code = pi.last_payment_error?.decline_code || pi.last_payment_error?.code || 'card_declined';
         const reason = `the ${label} was declined (${code}) when charging ${usd} of usage`;
         await this.d.money.finishSettlement(movementId, { ok: false, reason, externalRef: pi.id });
         return 'declined';
@@ -146,6 +147,11 @@ export class Settlements {
           currency: 'usd',
           customer: c.customer_id,
           payment_method: c.payment_method,
+          // The saved card, charged while its holder is away (off_session: no return_url is needed). At the pinned
+          // API version payment_method_types is refused (payment_method_types_no_longer_supported, 2026-09-30);
+          // allowed_payment_method_types keeps the intent to cards whatever the Dashboard's payment method
+          // settings say, as the Checkout session that saved the card does (docs/decisions.md).
+          allowed_payment_method_types: ['card'],
           off_session: true,
           confirm: true,
           description: 'tollgate: usage beyond the prepaid balance',
@@ -157,6 +163,9 @@ export class Settlements {
     } catch (e) {
       const f = classifyStripeError(e);
       if (f.kind === 'unknown') {
+        // An idempotency conflict included: another attempt with this key is in flight (its answer, or the
+        // webhook, settles it), or the key went out with other parameters (a settlement started by an earlier
+        // version): the charge may have been made, so it is never taken as a decline.
         this.d.log.warn(
           { txn: c.movement_id, error: f.code, err: e },
           'settlement outcome unknown; will retry',

@@ -31,17 +31,36 @@ export type StripeFailure =
   | { kind: 'unknown'; code: string };
 
 export function classifyStripeError(e: unknown): StripeFailure {
-  const err = e as { type?: string; code?: string; decline_code?: string; payment_intent?: { id?: string } };
+  const err = e as {
+    type?: string;
+    rawType?: string;
+    statusCode?: number;
+    code?: string;
+    decline_code?: string;
+    payment_intent?: { id?: string };
+  };
+  // An idempotency conflict says nothing about the payment, whatever type it comes as: 409 idempotency_key_in_use
+  // (another request with the key is in flight; stripe-node makes a 409 a StripeAPIError, and the code has also
+  // been reported on card errors), or idempotency_error (the key was first used with other parameters).
+  if (
+    err?.code === 'idempotency_key_in_use' ||
+    err?.statusCode === 409 ||
+    err?.type === 'StripeIdempotencyError' ||
+    err?.rawType === 'idempotency_error'
+  ) {
+    return { kind: 'unknown', code: err.code || 'idempotency_error' };
+  }
   switch (err?.type) {
     case 'StripeCardError':
       return {
         kind: 'card',
-        code: err.decline_code ?? err.code ?? 'card_declined',
+        // stripe-node sets decline_code to '' when Stripe sends none (an expired card, an incorrect CVC…).
+        code: err.decline_code || err.code || 'card_declined',
         paymentIntent: err.payment_intent?.id,
       };
     case 'StripeInvalidRequestError':
-      return { kind: 'invalid', code: err.code ?? 'invalid_request' };
+      return { kind: 'invalid', code: err.code || 'invalid_request' };
     default:
-      return { kind: 'unknown', code: err?.type ?? 'error' };
+      return { kind: 'unknown', code: err?.code || err?.type || 'error' };
   }
 }

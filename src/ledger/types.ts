@@ -8,7 +8,8 @@
 // - entries are append-only and sum to zero across accounts (double entry);
 // - one idempotency key per account runs at most one call; a finished call is replayed, never re-charged;
 // - every hold expires; the sweeper voids expired holds, also after a crash;
-// - money from outside moves once per outside reference; a line is granted once per account and once per card;
+// - money from outside moves once per outside reference, and a reversal undoes its debit at most once, in
+//   whichever order the two arrive; a line is granted once per account and once per card;
 // - one settlement of a line is in flight per account, and it resolves once.
 
 export type AccountKind = 'customer' | 'system' | 'x402';
@@ -53,6 +54,7 @@ export type MovementKind =
   | 'topup'
   | 'settlement'
   | 'refund'
+  | 'refund_reversal'
   | 'dispute'
   | 'dispute_reversal'
   | 'line';
@@ -242,12 +244,16 @@ export interface LedgerAdmin {
 export interface ExternalRequest {
   accountId: string;
   /**
-   * `topup` and `dispute_reversal` bring money in; `refund` and `dispute` take it back out, but never more than
-   * the prepaid balance still free of holds: the rest is recorded as unrecovered (the operator's loss), so a
-   * balance never goes below what the line covers and a line never pays for a refund.
+   * `topup` brings money in. `refund` and `dispute` take it back out, but never more than the prepaid balance
+   * still free of holds: the rest is recorded as unrecovered (the operator's loss), so a balance never goes below
+   * what the line covers and a line never pays for a refund. `refund_reversal` (a refund that failed or was
+   * cancelled) and `dispute_reversal` (funds reinstated) undo the debit of the same reference: they give back
+   * what the outside returned less what the debit could not take, never more than it took. A reversal that
+   * arrives before its debit records nothing moved and stops that debit for good (`reversed`), so the order in
+   * which the outside reports them does not matter.
    */
-  kind: 'topup' | 'refund' | 'dispute' | 'dispute_reversal';
-  /** The amount the outside moved, > 0. */
+  kind: 'topup' | 'refund' | 'refund_reversal' | 'dispute' | 'dispute_reversal';
+  /** The amount the outside moved, > 0 (for a reversal: what the outside returned). */
   micros: number;
   externalRef: string;
   memo: string;
@@ -256,7 +262,9 @@ export interface ExternalRequest {
 
 export type ExternalResult =
   | { kind: 'recorded'; movementId: string; movedMicros: number; unrecoveredMicros: number; balance: Balance }
-  | { kind: 'duplicate'; movementId: string };
+  | { kind: 'duplicate'; movementId: string }
+  /** A debit whose reversal was recorded first (`movementId`): the outside undid it already; nothing moves. */
+  | { kind: 'reversed'; movementId: string };
 
 export interface GrantLineRequest {
   accountId: string;
@@ -325,7 +333,7 @@ export interface LedgerMoney {
    * and those of replicas whose lease has expired, never a live replica's.
    */
   voidAllPending(reason: string): Promise<number>;
-  /** Money from or back to outside (card top-ups, refunds, disputes), once per (kind, externalRef). */
+  /** Money from or back to outside (card top-ups, refunds, disputes, their reversals), once per (kind, externalRef). */
   recordExternal(req: ExternalRequest): Promise<ExternalResult>;
   /** Grants a credit line: once per account and once per card fingerprint. Moves no money. */
   grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult>;

@@ -32,6 +32,7 @@ const CARD_KINDS = new Set<MovementRow['kind']>([
   'topup',
   'settlement',
   'refund',
+  'refund_reversal',
   'dispute',
   'dispute_reversal',
 ]);

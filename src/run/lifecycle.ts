@@ -24,7 +24,8 @@ import { holdRefusal } from './refusals.js';
 //   refundJob: a job charged at its start that later failed is given back, once
 //   credit:    money from outside (operator top-ups, welcome grants, x402 settled before running)
 //   recordSettledCall: money that moved without a call waiting for it (an x402 settlement confirmed late)
-//   card money: top-ups, refunds and disputes of card payments, once per outside reference
+//   card money: top-ups, refunds and disputes of card payments, once per outside reference, and their reversals
+//              (a failed refund, reinstated dispute funds) once each, in whichever order Stripe reports them
 //   credit lines: granted once per account and card; usage beyond the balance draws on them, a settlement
 //              charges the card for what was drawn (success restores the line, a decline freezes it)
 //
@@ -291,7 +292,10 @@ export class Lifecycle {
     return held.hold.callId;
   }
 
-  /** Money from a card (a top-up) or back to it (a refund, a dispute), once per outside reference. */
+  /**
+   * Money from a card (a top-up) or back to it (a refund, a dispute), once per outside reference; a reversal gives
+   * a debit back once (src/ledger/card-money.ts).
+   */
   async cardMoney(req: ExternalRequest): Promise<ExternalResult> {
     const r = await this.deps.ledger.recordExternal(req);
     if (r.kind === 'recorded') {
@@ -307,6 +311,11 @@ export class Lifecycle {
           'card money taken back exceeds what the account still held; the rest is unrecovered',
         );
       }
+    } else if (r.kind === 'reversed') {
+      this.deps.log.info(
+        { account: req.accountId, kind: req.kind, ref: req.externalRef, reversal: r.movementId },
+        'card money already reversed before it was recorded; nothing moved',
+      );
     }
     return r;
   }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type HostedPages, hostedPage } from './stripe-hosted.js';
+import { type Reversals, reversals } from './stripe-reversals.js';
 import {
   invalid,
   type Json,
@@ -16,10 +17,12 @@ import {
 
 // A fake Stripe on 127.0.0.1, driven by the official `stripe` client (host/port/protocol options): the API
 // resources tollgate uses (customers, Checkout sessions in setup and payment mode, setup intents, payment methods,
-// off-session payment intents, charges, refunds, disputes), Stripe's wire format (form-encoded bodies, bearer
-// secret key, `Stripe-Version`, idempotency keys replayed or refused, error objects with HTTP 400/401/402/404),
-// a hosted Checkout page a browser completes with Stripe's test card numbers, and signed webhook deliveries
-// (`Stripe-Signature`, HMAC-SHA256 over "timestamp.payload").
+// off-session payment intents, charges, refunds and disputes with their life cycles: ./stripe-reversals.ts),
+// Stripe's wire format (form-encoded bodies, bearer secret key, `Stripe-Version`, idempotency keys replayed,
+// refused with other parameters, or 409 while the first request with the key is still running; error objects with
+// HTTP 400/401/402/404/409), the rules of the pinned API version for payment intents, a hosted Checkout page a
+// browser completes with Stripe's test card numbers, and signed webhook deliveries (`Stripe-Signature`,
+// HMAC-SHA256 over "timestamp.payload").
 
 export const FAKE_SECRET_KEY = 'sk_test_tollgate_fake_0123456789';
 export const FAKE_WEBHOOK_SECRET = 'whsec_tollgate_fake_0123456789abcdef';
@@ -32,7 +35,7 @@ export interface Delivery {
   status: number;
 }
 
-export interface FakeStripe {
+export interface FakeStripe extends Reversals {
   url: string;
   /** Where events are delivered (the gateway's webhook endpoint); unset: kept, not delivered. */
   webhookUrl: string | undefined;
@@ -40,13 +43,27 @@ export interface FakeStripe {
   holdWebhooks: boolean;
   /** Added to the wall clock for signatures and `created` (tests that move the gateway's clock move this too). */
   clockOffsetMs: number;
-  /** Every API request, as parsed. */
-  requests: Array<{ method: string; path: string; params: Json; headers: IncomingMessage['headers'] }>;
+  /** Every API request, as parsed, with the HTTP status it was answered (once answered). */
+  requests: Array<{
+    method: string;
+    path: string;
+    params: Json;
+    headers: IncomingMessage['headers'];
+    status?: number;
+  }>;
   events: Json[];
   deliveries: Delivery[];
   objects: Map<string, Json>;
   /** The next `n` API requests answer 500 api_error before doing anything. */
   failNext(n: number): void;
+  /** The next `times` requests to `path` answer this error (HTTP status and Stripe error object) without running. */
+  failNextWith(path: string, status: number, error: Json, times?: number): void;
+  /** The events held back (holdWebhooks), taken out of the queue: a test delivers them as it likes (`deliver`). */
+  takeHeld(): Json[];
+  /** Delivers one event now, signed. */
+  deliver(event: Json): Promise<Delivery>;
+  /** The card behind a saved payment method has expired since: charges fail with code expired_card. */
+  expireCard(paymentMethodId: string): void;
   /** The next `times` requests to `path` are carried out, but their answers are lost (the connection is cut). */
   loseNextAnswer(path: string, times?: number): void;
   /** Delivers the events held back. */
@@ -57,11 +74,6 @@ export interface FakeStripe {
   post(payload: string, signature: string | undefined): Promise<number>;
   /** Completes a Checkout session as a person on the hosted page would, with a test card; returns the redirect. */
   completeCheckout(sessionId: string, card: TestCard): Promise<string>;
-  /** Refunds (part of) the charge of a payment intent, as the dashboard would. */
-  refund(paymentIntentId: string, amountCents?: number): Promise<Json>;
-  /** The payer disputes a payment; `close` settles it won or lost. */
-  dispute(paymentIntentId: string): Promise<Json>;
-  closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<Json>;
   close(): Promise<void>;
 }
 
@@ -78,6 +90,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const held: Json[] = [];
   let failures = 0;
   const lost = new Map<string, number>();
+  const scripted = new Map<string, { status: number; error: Json; times: number }>();
+  /** Idempotency keys whose first request is still running. */
+  const running = new Set<string>();
   let url = '';
 
   const fake: FakeStripe = {
@@ -91,6 +106,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     objects,
     failNext: (n) => {
       failures = n;
+    },
+    failNextWith: (path, status, error, times = 1) => {
+      scripted.set(path, { status, error, times });
+    },
+    takeHeld: () => held.splice(0, held.length),
+    deliver: (event) => deliver(event),
+    expireCard: (pm) => {
+      ((objects.get(pm) as Json).card as Json).behaviour = 'expired';
     },
     loseNextAnswer: (path, times = 1) => {
       lost.set(path, times);
@@ -107,8 +130,11 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     },
     post: (payload, signature) => postRaw(payload, signature),
     completeCheckout: (id, card) => pages.complete(id, card),
-    refund: (pi, amount) => api.refund(pi, amount),
-    dispute: (pi) => api.dispute(pi),
+    refund: (pi, amount, opts) => api.refund(pi, amount, opts),
+    settleRefund: (re) => api.settleRefund(re),
+    failRefund: (re, opts) => api.failRefund(re, opts),
+    dispute: (pi, opts) => api.dispute(pi, opts),
+    escalateDispute: (dp) => api.escalateDispute(dp),
     closeDispute: (dp, status) => api.closeDispute(dp, status),
     async close() {
       server.closeAllConnections();
@@ -171,7 +197,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (u.pathname.startsWith('/c/pay/')) return pages.handle(req, res, u);
     const raw = req.method === 'GET' ? u.search.slice(1) : await readBody(req);
     const params = parseStripeForm(raw);
-    fake.requests.push({ method: req.method ?? 'GET', path: u.pathname, params, headers: req.headers });
+    const entry: FakeStripe['requests'][number] = {
+      method: req.method ?? 'GET',
+      path: u.pathname,
+      params,
+      headers: req.headers,
+    };
+    fake.requests.push(entry);
     if (req.headers.authorization !== `Bearer ${FAKE_SECRET_KEY}`) {
       return send(res, 401, {
         error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****' },
@@ -184,7 +216,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     }
     if (failures > 0) {
       failures--;
+      entry.status = 500;
       return send(res, 500, { error: { type: 'api_error', message: 'An unknown error occurred.' } });
+    }
+    const script = scripted.get(u.pathname);
+    if (script && script.times > 0) {
+      script.times--;
+      entry.status = script.status;
+      return send(res, script.status, { error: script.error });
     }
     const key = req.headers['idempotency-key'];
     const signature = JSON.stringify([req.method, u.pathname, params]);
@@ -195,6 +234,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       typeof key === 'string' ? key : undefined,
       signature,
     );
+    entry.status = answer.status;
     // A lost answer: the request was carried out (or replayed), but the connection breaks before the reply.
     const losing = lost.get(u.pathname) ?? 0;
     if (losing > 0) {
@@ -237,7 +277,22 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           body: seen.body,
           headers: { 'idempotent-replayed': 'true', 'idempotency-key': key },
         };
+      // The first request with this key is still running: nothing is done, nothing is saved.
+      if (running.has(key))
+        return {
+          status: 409,
+          headers: {},
+          body: {
+            error: {
+              type: 'idempotency_error',
+              code: 'idempotency_key_in_use',
+              message: `There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ${key}. Please try again later.`,
+            },
+          },
+        };
     }
+    const claimed = key !== undefined && method === 'POST' ? key : undefined;
+    if (claimed) running.add(claimed);
     let status = 200;
     let body: unknown;
     try {
@@ -246,8 +301,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (!(e instanceof StripeApiError)) throw e;
       status = e.status;
       body = { error: e.body };
+    } finally {
+      if (claimed) running.delete(claimed);
     }
-    if (key !== undefined && method === 'POST') idempotency.set(key, { params: signature, status, body });
+    if (claimed) idempotency.set(claimed, { params: signature, status, body });
     return { status, body, headers: {} };
   }
 
@@ -305,17 +362,22 @@ function resources(s: FakeState) {
   /** Charges a payment method: a succeeded payment intent and charge, or a card error (402). */
   async function charge(pi: Json, pm: Json): Promise<Json> {
     const behaviour = (pm.card as Json).behaviour;
-    if (behaviour === 'charges_fail' || behaviour === 'insufficient_funds') {
-      const decline = behaviour === 'charges_fail' ? 'generic_decline' : 'insufficient_funds';
+    if (behaviour === 'charges_fail' || behaviour === 'insufficient_funds' || behaviour === 'expired') {
       const chargeId = stripeId('ch');
-      const error = {
-        type: 'card_error',
-        code: 'card_declined',
-        decline_code: decline,
-        message:
-          decline === 'insufficient_funds' ? 'Your card has insufficient funds.' : 'Your card was declined.',
-        charge: chargeId,
-      };
+      // An expired card is refused with its own code and no decline code, as Stripe does.
+      const error =
+        behaviour === 'expired'
+          ? { type: 'card_error', code: 'expired_card', message: 'Your card has expired.', charge: chargeId }
+          : {
+              type: 'card_error',
+              code: 'card_declined',
+              decline_code: behaviour === 'charges_fail' ? 'generic_decline' : 'insufficient_funds',
+              message:
+                behaviour === 'charges_fail'
+                  ? 'Your card was declined.'
+                  : 'Your card has insufficient funds.',
+              charge: chargeId,
+            };
       Object.assign(pi, {
         status: 'requires_payment_method',
         last_payment_error: error,
@@ -329,7 +391,7 @@ function resources(s: FakeState) {
         paid: false,
         payment_intent: pi.id,
         customer: pi.customer,
-        failure_code: 'card_declined',
+        failure_code: error.code,
       });
       await s.emit('payment_intent.payment_failed', pi);
       throw new StripeApiError(402, { ...error, payment_intent: structuredClone(pi), payment_method: pm });
@@ -360,10 +422,47 @@ function resources(s: FakeState) {
     return pi;
   }
 
+  /**
+   * Which payment method types a new payment intent accepts, by the rules of the pinned API version (endive):
+   * `payment_method_types` is no longer writable; `allowed_payment_method_types` lists them and excludes the
+   * other ways; otherwise automatic payment methods (the Dashboard's, here cards) are on.
+   */
+  function paymentMethodTypes(p: Json): {
+    types: string[];
+    automatic: { enabled: boolean; allow_redirects: string } | null;
+  } {
+    if (p.payment_method_types !== undefined)
+      throw invalid(
+        'payment_method_types',
+        'payment_method_types is no longer supported on this API version. Use allowed_payment_method_types, excluded_payment_method_types or dynamic payment methods.',
+        'payment_method_types_no_longer_supported',
+      );
+    const allowed = p.allowed_payment_method_types as string[] | undefined;
+    if (allowed) {
+      for (const other of [
+        'automatic_payment_methods',
+        'excluded_payment_method_types',
+        'payment_method_configuration',
+      ])
+        if (p[other] !== undefined)
+          throw invalid(
+            other,
+            `You may only specify one of these parameters: allowed_payment_method_types, ${other}.`,
+          );
+      return { types: allowed.filter((t) => t === 'card'), automatic: null };
+    }
+    const apm = p.automatic_payment_methods as Json | undefined;
+    if (apm && apm.enabled !== 'true')
+      throw invalid('automatic_payment_methods[enabled]', 'Only enabled here.');
+    const redirects = (apm?.allow_redirects as string | undefined) ?? 'always';
+    return { types: ['card'], automatic: { enabled: true, allow_redirects: redirects } };
+  }
+
   const api = {
     get,
     put,
     charge,
+    ...reversals(s, get, put),
     async route(method: string, path: string, p: Json): Promise<Json> {
       const parts = path.split('/').slice(1);
       if (parts[0] !== 'v1') throw missing('route', path);
@@ -481,6 +580,7 @@ function resources(s: FakeState) {
       const amount = int(p.amount, 'amount');
       if (p.currency !== 'usd') throw invalid('currency', 'Only usd here.');
       if (amount < 50) throw invalid('amount', 'Amount must be at least $0.50 usd', 'amount_too_small');
+      const methods = paymentMethodTypes(p);
       const customer = typeof p.customer === 'string' ? get('cus', 'customer', p.customer) : undefined;
       const pi = put({
         id: stripeId('pi'),
@@ -492,13 +592,33 @@ function resources(s: FakeState) {
         metadata: metadata(p.metadata),
         description: p.description ?? null,
         status: 'requires_payment_method',
+        payment_method_types: methods.types,
+        automatic_payment_methods: methods.automatic,
         created: s.now(),
         latest_charge: null,
       });
       if (p.confirm !== 'true') return pi;
       if (typeof p.payment_method !== 'string')
         throw invalid('payment_method', 'A payment method is needed to confirm.');
+      // Automatic payment methods may redirect: confirming needs a return_url, unless the customer is away or
+      // redirects are ruled out (API 2023-08-16 and later).
+      if (
+        methods.automatic?.enabled &&
+        methods.automatic.allow_redirects !== 'never' &&
+        p.off_session !== 'true' &&
+        typeof p.return_url !== 'string'
+      )
+        throw invalid(
+          'return_url',
+          'This PaymentIntent is configured to accept payment methods enabled in your Dashboard, some of which may require a full page redirect to succeed. Provide a return_url, or set automatic_payment_methods[allow_redirects] to never.',
+        );
       const pm = get('pm', 'payment_method', p.payment_method);
+      if (!methods.types.includes(pm.type as string))
+        throw invalid(
+          'payment_method',
+          `The PaymentMethod provided (${pm.type as string}) is not allowed for this PaymentIntent.`,
+          'payment_intent_incompatible_payment_method',
+        );
       if (customer && pm.customer !== customer.id) {
         throw invalid(
           'payment_method',
@@ -506,55 +626,6 @@ function resources(s: FakeState) {
         );
       }
       return charge(pi, pm);
-    },
-
-    async refund(paymentIntentId: string, amountCents?: number): Promise<Json> {
-      const pi = get('pi', 'payment_intent', paymentIntentId);
-      const ch = get('ch', 'charge', pi.latest_charge as string);
-      const amount = amountCents ?? (ch.amount as number) - (ch.amount_refunded as number);
-      if (amount <= 0 || (ch.amount_refunded as number) + amount > (ch.amount as number))
-        throw invalid('amount', 'Refund exceeds the charge.');
-      const re = put({
-        id: stripeId('re'),
-        object: 'refund',
-        amount,
-        charge: ch.id,
-        payment_intent: pi.id,
-        currency: 'usd',
-        status: 'succeeded',
-        created: s.now(),
-      });
-      ch.amount_refunded = (ch.amount_refunded as number) + amount;
-      ch.refunded = ch.amount_refunded === ch.amount;
-      await s.emit('refund.created', re);
-      await s.emit('charge.refunded', ch);
-      return re;
-    },
-
-    async dispute(paymentIntentId: string): Promise<Json> {
-      const pi = get('pi', 'payment_intent', paymentIntentId);
-      const ch = get('ch', 'charge', pi.latest_charge as string);
-      ch.disputed = true;
-      const dp = put({
-        id: stripeId('dp'),
-        object: 'dispute',
-        amount: ch.amount,
-        charge: ch.id,
-        payment_intent: pi.id,
-        currency: 'usd',
-        reason: 'fraudulent',
-        status: 'needs_response',
-        created: s.now(),
-      });
-      await s.emit('charge.dispute.created', dp);
-      return dp;
-    },
-
-    async closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<Json> {
-      const dp = get('dp', 'dispute', disputeId);
-      dp.status = status;
-      await s.emit('charge.dispute.closed', dp);
-      return dp;
     },
   };
   return api;

@@ -715,11 +715,11 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
         amount_micros: -1 * USD,
         meta: { requested_micros: 5 * USD, unrecovered_micros: 4 * USD },
       });
-      // A won dispute gives back what it took.
+      // A won dispute (Stripe reinstates the 5 USD) gives back what it took, not what it could not take.
       const back = await ledger.recordExternal({
         accountId: acct,
         kind: 'dispute_reversal',
-        micros: 1 * USD,
+        micros: 5 * USD,
         externalRef: 'dp_1',
         memo: 'dispute won',
       });
@@ -831,7 +831,8 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
         } else if (r < 0.85) {
           await ledger.freezeCreditLine(acct, rand() < 0.5 ? 'declined' : null);
         } else {
-          const kind = (['topup', 'refund', 'dispute'] as const)[Math.floor(rand() * 3)] as 'topup';
+          const kinds = ['topup', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal'] as const;
+          const kind = kinds[Math.floor(rand() * kinds.length)] as 'topup';
           await ledger.recordExternal({
             accountId: acct,
             kind,

@@ -1,5 +1,6 @@
 import { newId } from '../../lib/ids.js';
 import { inTransaction, type PgClient, type PgPool } from '../../pg/pool.js';
+import { pairedKind, planExternal } from '../card-money.js';
 import {
   type AccountRow,
   type Balance,
@@ -143,37 +144,32 @@ export class PgMovements {
 
   async external(req: ExternalRequest, now: number): Promise<ExternalResult> {
     try {
-      return await this.tx(async (c) => {
+      return await this.tx(async (c): Promise<ExternalResult> => {
+        // The account lock first: a debit and its reversal (one reference, one account) are serialized by it.
         const a = await this.lock(c, req.accountId);
         const seen = await this.byRefOn(c, req.kind, req.externalRef);
-        if (seen) return { kind: 'duplicate' as const, movementId: seen.id };
-        const incoming = req.kind === 'topup' || req.kind === 'dispute_reversal';
-        const moved = incoming
-          ? req.micros
-          : -Math.min(req.micros, Math.max(0, a.balance_micros - a.held_micros));
-        const unrecovered = req.micros - Math.abs(moved);
-        const meta = {
-          ...req.meta,
-          requested_micros: req.micros,
-          ...(unrecovered > 0 ? { unrecovered_micros: unrecovered } : {}),
-        };
+        if (seen) return { kind: 'duplicate', movementId: seen.id };
+        const pairKind = pairedKind(req.kind);
+        const pair = pairKind ? await this.byRefOn(c, pairKind, req.externalRef) : undefined;
+        const plan = planExternal(req, a, pair ? toMovement(pair) : undefined);
+        if (plan.kind === 'reversed') return plan;
         const id = await this.insert(
           c,
           req.accountId,
           req.kind,
-          moved,
+          plan.micros,
           'succeeded',
           req.memo,
           req.externalRef,
           now,
-          meta,
+          plan.meta,
         );
-        await this.transfer(c, req.accountId, CARD, moved, id, req.memo, now);
+        await this.transfer(c, req.accountId, CARD, plan.micros, id, req.memo, now);
         return {
-          kind: 'recorded' as const,
+          kind: 'recorded',
           movementId: id,
-          movedMicros: Math.abs(moved),
-          unrecoveredMicros: unrecovered,
+          movedMicros: Math.abs(plan.micros),
+          unrecoveredMicros: plan.unrecoveredMicros,
           balance: balanceOf(await this.account(c, req.accountId)),
         };
       });

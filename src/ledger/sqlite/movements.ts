@@ -1,5 +1,6 @@
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
+import { pairedKind, planExternal } from '../card-money.js';
 import {
   type AccountRow,
   type Balance,
@@ -160,25 +161,26 @@ export class SqliteMovements {
     const seen = this.s.byRef.get(req.kind, req.externalRef);
     if (seen) return { kind: 'duplicate', movementId: seen.id };
     const a = this.account(req.accountId);
-    const incoming = req.kind === 'topup' || req.kind === 'dispute_reversal';
-    // A debit takes at most the prepaid money not reserved by holds: a hold in flight still captures, and the
-    // balance never goes below what the line covers (the line pays for usage, never for a refund).
-    const moved = incoming
-      ? req.micros
-      : -Math.min(req.micros, Math.max(0, a.balance_micros - a.held_micros));
-    const unrecovered = req.micros - Math.abs(moved);
-    const meta = {
-      ...req.meta,
-      requested_micros: req.micros,
-      ...(unrecovered > 0 ? { unrecovered_micros: unrecovered } : {}),
-    };
-    const id = this.insert(req.accountId, req.kind, moved, 'succeeded', req.memo, req.externalRef, now, meta);
-    this.transfer(req.accountId, CARD, moved, id, req.memo, now);
+    const pairKind = pairedKind(req.kind);
+    const pair = pairKind ? this.s.byRef.get(pairKind, req.externalRef) : undefined;
+    const plan = planExternal(req, a, pair ? toMovement(pair) : undefined);
+    if (plan.kind === 'reversed') return plan;
+    const id = this.insert(
+      req.accountId,
+      req.kind,
+      plan.micros,
+      'succeeded',
+      req.memo,
+      req.externalRef,
+      now,
+      plan.meta,
+    );
+    this.transfer(req.accountId, CARD, plan.micros, id, req.memo, now);
     return {
       kind: 'recorded',
       movementId: id,
-      movedMicros: Math.abs(moved),
-      unrecoveredMicros: unrecovered,
+      movedMicros: Math.abs(plan.micros),
+      unrecoveredMicros: plan.unrecoveredMicros,
       balance: balanceOfRow(this.account(req.accountId)),
     };
   }

@@ -183,6 +183,34 @@ const LEDGER_MIGRATIONS: Migration[] = [
     ('sys_card', 'card payments: money in from cards, back out through refunds and disputes', 'system', 0);
   `,
   },
+  // A refund that Stripe later reports failed or cancelled gives its debit back: the movement kind
+  // 'refund_reversal'. SQLite cannot change a CHECK in place, so the movements table is rebuilt (nothing references
+  // it) with its indexes.
+  {
+    rebuildsTables: true,
+    sql: `
+  CREATE TABLE movements_new (
+    id            TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id),
+    kind          TEXT NOT NULL CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line')),
+    amount_micros INTEGER NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    memo          TEXT,
+    external_ref  TEXT,
+    created_at    INTEGER NOT NULL,
+    finished_at   INTEGER,
+    meta          TEXT
+  );
+  INSERT INTO movements_new (id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta)
+    SELECT id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta FROM movements;
+  DROP TABLE movements;
+  ALTER TABLE movements_new RENAME TO movements;
+  CREATE INDEX movements_account_time ON movements(account_id, created_at DESC);
+  CREATE UNIQUE INDEX movements_external_once ON movements(kind, external_ref) WHERE external_ref IS NOT NULL;
+  CREATE UNIQUE INDEX movements_one_settlement ON movements(account_id) WHERE kind = 'settlement' AND status = 'pending';
+  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
+  `,
+  },
 ];
 
 /** The migrations themselves, for the upgrade test (which builds a database at an earlier version). */

@@ -389,4 +389,14 @@ END $$;
 export const LEDGER_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'ledger tables', sql: V1_TABLES },
   { version: 2, name: 'ledger functions: begin, capture, release', sql: V2_FUNCTIONS },
+  // A refund that Stripe later reports failed or cancelled gives its debit back (src/ledger/card-money.ts).
+  {
+    version: 3,
+    name: 'movement kind refund_reversal',
+    sql: `
+ALTER TABLE movements DROP CONSTRAINT movements_kind_check;
+ALTER TABLE movements ADD CONSTRAINT movements_kind_check
+  CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line'));
+`,
+  },
 ];
