@@ -36,7 +36,7 @@ export function availableOf(a: AccountRow): number {
   return a.balance_micros - a.held_micros + (a.line_frozen_at === null ? a.credit_line_micros : 0);
 }
 
-export function balanceOfRow(a: AccountRow): Balance {
+function balanceOfRow(a: AccountRow): Balance {
   return { balance_micros: a.balance_micros, held_micros: a.held_micros, available_micros: availableOf(a) };
 }
 
@@ -47,7 +47,11 @@ function toMovement(r: MovementDbRow): MovementRow {
 export class SqliteMovements {
   private readonly s;
 
-  constructor(db: SqliteDb) {
+  /** `heldInMemory`: what the process holds on an account besides the row's held_micros (the gateway's holds). */
+  constructor(
+    db: SqliteDb,
+    private readonly heldInMemory: (accountId: string) => number = () => 0,
+  ) {
     this.s = {
       account: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
       addBalance: db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?'),
@@ -96,6 +100,12 @@ export class SqliteMovements {
           ORDER BY balance_micros LIMIT ?`,
       ),
     };
+  }
+
+  private balanceOf(a: AccountRow): Balance {
+    const held = this.heldInMemory(a.id);
+    const b = balanceOfRow(a);
+    return { ...b, held_micros: b.held_micros + held, available_micros: b.available_micros - held };
   }
 
   private account(id: string): AccountRow {
@@ -153,7 +163,7 @@ export class SqliteMovements {
     this.account(accountId);
     const id = this.insert(accountId, 'credit', micros, 'succeeded', memo, null, now);
     this.transfer(accountId, FUNDING, micros, id, memo, now);
-    return balanceOfRow(this.account(accountId));
+    return this.balanceOf(this.account(accountId));
   }
 
   external(req: ExternalRequest, now: number): ExternalResult {
@@ -165,7 +175,7 @@ export class SqliteMovements {
     // balance never goes below what the line covers (the line pays for usage, never for a refund).
     const moved = incoming
       ? req.micros
-      : -Math.min(req.micros, Math.max(0, a.balance_micros - a.held_micros));
+      : -Math.min(req.micros, Math.max(0, a.balance_micros - a.held_micros - this.heldInMemory(a.id)));
     const unrecovered = req.micros - Math.abs(moved);
     const meta = {
       ...req.meta,
@@ -179,7 +189,7 @@ export class SqliteMovements {
       movementId: id,
       movedMicros: Math.abs(moved),
       unrecoveredMicros: unrecovered,
-      balance: balanceOfRow(this.account(req.accountId)),
+      balance: this.balanceOf(this.account(req.accountId)),
     };
   }
 
