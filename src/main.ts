@@ -132,6 +132,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
     groupCommit: true,
+    keyCacheTtlMs: config.keyCacheTtlMs,
     onCheckpointError: (message) => log.error({ message }, 'ledger checkpoint failed'),
     commits: prom?.commits,
   });

@@ -19,6 +19,8 @@ export interface LedgerOptions {
   groupCommit?: boolean;
   /** Each group commit observed into these (seconds, writes): the ledger commit metrics. */
   commits?: CommitHistograms | undefined;
+  /** How long an API key read from the database is trusted (src/ledger/key-cache.ts); 0 or absent: no cache. */
+  keyCacheTtlMs?: number | undefined;
   /** A background checkpoint failed (SQLite, group commit): the gateway logs it. */
   onCheckpointError?: ((message: string) => void) | undefined;
 }
@@ -42,6 +44,7 @@ export function openStateLedger(state: StateDb, opts: LedgerOptions): Ledger {
       clock: opts.clock,
       idempotencyTtlMs: opts.idempotencyTtlMs,
       replicaId: state.replicaId,
+      keyCacheTtlMs: opts.keyCacheTtlMs,
     });
   }
   if (!opts.groupCommit) return new SqliteLedger(state.db, opts);
@@ -66,6 +69,7 @@ function sqliteLedger(db: SqliteDb, path: string, opts: LedgerOptions): Ledger {
     commits: opts.commits,
     durability: opts.groupCommit ? { kind: 'group', walPath: `${path}-wal` } : { kind: 'inline' },
     onCheckpointError: opts.onCheckpointError,
+    keyCacheTtlMs: opts.keyCacheTtlMs,
   });
 }
 

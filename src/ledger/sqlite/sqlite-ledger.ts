@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
+import { KeyCache } from '../key-cache.js';
 import {
   type AccountKind,
   type AccountRow,
@@ -49,6 +50,8 @@ export interface SqliteLedgerOptions {
    * for every commit since the last, checkpoints on a thread of their own), `inline` (the default) for the CLI.
    */
   durability?: Durability | undefined;
+  /** How long an API key read from the database is trusted (./key-cache.ts); 0: read every time. */
+  keyCacheTtlMs?: number | undefined;
   /** Told when a background checkpoint fails (the WAL then grows until one succeeds). */
   onCheckpointError?: ((message: string) => void) | undefined;
 }
@@ -72,12 +75,14 @@ export class SqliteLedger implements Ledger {
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
   private readonly checkpointer: Checkpointer | undefined;
+  private readonly keys: KeyCache;
   private readonly s;
 
   constructor(db: SqliteDb, opts: SqliteLedgerOptions) {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
+    this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
     const c = opts.commits;
     const durability = opts.durability ?? { kind: 'inline' };
     this.commits = new GroupCommit(
@@ -164,7 +169,11 @@ export class SqliteLedger implements Ledger {
   }
 
   findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    return Promise.resolve(this.s.keyByHash.get(hash));
+    const cached = this.keys.get(hash);
+    if (cached) return Promise.resolve(cached);
+    const row = this.s.keyByHash.get(hash);
+    if (row) this.keys.remember(hash, row);
+    return Promise.resolve(row);
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
@@ -173,7 +182,12 @@ export class SqliteLedger implements Ledger {
 
   revokeApiKey(id: string): Promise<boolean> {
     const now = this.clock.now();
-    return this.write(() => this.s.revokeKey.run(now, id).changes === 1);
+    this.keys.forget(id);
+    // Again once it is written: a look-up while the write was queued may have cached the row as it was.
+    return this.write(() => this.s.revokeKey.run(now, id).changes === 1).then((revoked) => {
+      this.keys.forget(id);
+      return revoked;
+    });
   }
 
   // ---- the call lifecycle (./calls.ts) ---------------------------------------------------------------
