@@ -131,7 +131,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const ledger = openStateLedger(state, {
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
-    writerThread: true,
+    groupCommit: true,
+    keyCacheTtlMs: config.keyCacheTtlMs,
+    onCheckpointError: (message) => log.error({ message }, 'ledger checkpoint failed'),
     commits: prom?.commits,
   });
   const payments = config.billing.stripe;

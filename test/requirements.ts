@@ -20,6 +20,10 @@ export const REQUIREMENTS = {
   'billing:failed-job-refunded':
     'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
+  'auth:key-cache':
+    'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
+  'billing:one-durable-commit':
+    "A paid call is one durable commit (SQLite: the hold is an in-process reservation, the capture is fsync'd before it is acknowledged, off the event loop); an acknowledged charge survives kill -9.",
   // scale-out (docs/operator.md "Scale out"; docs/decisions.md "PostgreSQL, replicas and all cores")
   'scale:two-replicas':
     "Two replicas on one PostgreSQL and one bucket behave as one gateway: k of N, one charge per key, one settlement per payment, files, OAuth and caps across both, a dead replica's holds voided within its lease.",

@@ -59,6 +59,7 @@ export const envSchema = z.object({
   TOLLGATE_SWEEP_INTERVAL_SECONDS: int(1, 3600).default(30),
   /** Idempotency keys are kept at least this long (Stripe keeps 24 h). */
   TOLLGATE_IDEMPOTENCY_TTL_HOURS: int(24, 24 * 90).default(24),
+  TOLLGATE_KEY_CACHE_SECONDS: int(0, 300).default(5),
   /** Upper bound for one upstream call, seconds (actions may set a shorter one). */
   TOLLGATE_UPSTREAM_TIMEOUT_SECONDS: int(1, 600).default(60),
   /** Graceful shutdown: how long in-flight calls may take to finish before their holds are voided. */
@@ -220,6 +221,8 @@ export interface Config {
   logLevel: Env['TOLLGATE_LOG_LEVEL'];
   maxBodyBytes: number;
   holdTtlMs: number;
+  /** How long an API key read from the database is trusted (0: read on every call). */
+  keyCacheTtlMs: number;
   sweepIntervalMs: number;
   idempotencyTtlMs: number;
   upstreamTimeoutMs: number;
@@ -340,6 +343,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.TOLLGATE_LOG_LEVEL,
     maxBodyBytes: env.TOLLGATE_MAX_BODY_BYTES,
     holdTtlMs: env.TOLLGATE_HOLD_TTL_SECONDS * 1000,
+    keyCacheTtlMs: env.TOLLGATE_KEY_CACHE_SECONDS * 1000,
     sweepIntervalMs: env.TOLLGATE_SWEEP_INTERVAL_SECONDS * 1000,
     idempotencyTtlMs: env.TOLLGATE_IDEMPOTENCY_TTL_HOURS * 3_600_000,
     upstreamTimeoutMs: env.TOLLGATE_UPSTREAM_TIMEOUT_SECONDS * 1000,

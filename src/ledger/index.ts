@@ -5,7 +5,6 @@ import type { CommitHistograms } from '../lib/histogram.js';
 import { openSqlite, type SqliteDb } from '../lib/sqlite.js';
 import { PgLedger } from './pg/pg-ledger.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
-import { WorkerLedger } from './sqlite/worker-ledger.js';
 import type { Ledger } from './types.js';
 
 export const DB_FILE = 'tollgate.db';
@@ -13,27 +12,31 @@ export const DB_FILE = 'tollgate.db';
 export interface LedgerOptions {
   clock: Clock;
   idempotencyTtlMs: number;
-  writerThread?: boolean;
-  /** Each group commit observed into these (seconds, writes): the ledger commit metrics, from either thread. */
+  /**
+   * The gateway's durability (SQLite): group commit with the fdatasync off the event loop and checkpoints on a
+   * thread of their own (src/ledger/sqlite/group-commit.ts). Short-lived tools (the CLI) commit inline.
+   */
+  groupCommit?: boolean;
+  /** Each group commit observed into these (seconds, writes): the ledger commit metrics. */
   commits?: CommitHistograms | undefined;
+  /** How long an API key read from the database is trusted (src/ledger/key-cache.ts); 0 or absent: no cache. */
+  keyCacheTtlMs?: number | undefined;
+  /** A background checkpoint failed (SQLite, group commit): the gateway logs it. */
+  onCheckpointError?: ((message: string) => void) | undefined;
 }
 
-/**
- * Opens the embedded SQLite ledger under the data dir. The gateway writes through a writer thread (its fsyncs
- * off the event loop); short-lived tools (the CLI) write inline.
- */
+/** Opens the embedded SQLite ledger under the data dir, committing inline (the CLI, tests). */
 export function openLedger(dataDir: string, opts: LedgerOptions): { ledger: Ledger; db: SqliteDb } {
   const path = join(dataDir, DB_FILE);
   const db = openSqlite(path);
-  const ledger = opts.writerThread ? new WorkerLedger(db, path, opts) : new SqliteLedger(db, opts);
-  return { ledger, db };
+  return { ledger: sqliteLedger(db, path, opts), db };
 }
 
 /**
- * Opens the ledger on the gateway's state: SQLite (the state's own connection to <data dir>/tollgate.db, through
- * the writer thread when asked) or PostgreSQL (shared by the replicas; its holds are this replica's). On
- * PostgreSQL the schema comes from `migrate()` (src/pg/migrate.ts), run before; `commits` and `writerThread`
- * concern SQLite only.
+ * Opens the ledger on the gateway's state: SQLite (a connection of its own to <data dir>/tollgate.db, so its
+ * commits' durability does not change the stores' on the state's connection) or PostgreSQL (shared by the
+ * replicas; its holds are this replica's). On PostgreSQL the schema comes from `migrate()` (src/pg/migrate.ts),
+ * run before; `commits` and `groupCommit` concern SQLite only.
  */
 export function openStateLedger(state: StateDb, opts: LedgerOptions): Ledger {
   if (state.kind === 'postgres') {
@@ -41,11 +44,33 @@ export function openStateLedger(state: StateDb, opts: LedgerOptions): Ledger {
       clock: opts.clock,
       idempotencyTtlMs: opts.idempotencyTtlMs,
       replicaId: state.replicaId,
+      keyCacheTtlMs: opts.keyCacheTtlMs,
     });
   }
-  return opts.writerThread
-    ? new WorkerLedger(state.db, join(state.dataDir, DB_FILE), opts)
-    : new SqliteLedger(state.db, opts);
+  if (!opts.groupCommit) return new SqliteLedger(state.db, opts);
+  // Checkpoints belong to the checkpointer thread alone: the state's connection must not run one on the event
+  // loop (nor, unsynced, under the ledger's feet).
+  state.db.pragma('wal_autocheckpoint = 0');
+  const path = join(state.dataDir, DB_FILE);
+  const db = openSqlite(path);
+  const ledger = sqliteLedger(db, path, opts);
+  const close = ledger.close.bind(ledger);
+  ledger.close = async () => {
+    await close();
+    db.close();
+  };
+  return ledger;
+}
+
+function sqliteLedger(db: SqliteDb, path: string, opts: LedgerOptions): Ledger {
+  return new SqliteLedger(db, {
+    clock: opts.clock,
+    idempotencyTtlMs: opts.idempotencyTtlMs,
+    commits: opts.commits,
+    durability: opts.groupCommit ? { kind: 'group', walPath: `${path}-wal` } : { kind: 'inline' },
+    onCheckpointError: opts.onCheckpointError,
+    keyCacheTtlMs: opts.keyCacheTtlMs,
+  });
 }
 
 export type { Ledger } from './types.js';

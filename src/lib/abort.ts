@@ -1,7 +1,10 @@
 // The one way the gateway links abort signals: one AbortSignal that aborts when any source does or a timeout
 // passes. AbortSignal.any + AbortSignal.timeout cost far more per call on Node 20 (measured in `npm run bench`,
 // section "abort"), and long-lived sources (the shutdown signal) accumulate their dependants until GC; this
-// detaches explicitly when the work is done (dispose).
+// detaches explicitly when the work is done (dispose). The timeouts of the whole process share one timer
+// (./deadlines.ts), and work inside a call whose deadline comes first uses the call's own signal (linkWithin).
+
+import { type Deadline, deadline } from './deadlines.js';
 
 export interface LinkedSignal {
   signal: AbortSignal;
@@ -22,11 +25,27 @@ export function linkSignals(
   return new Link(sources, timeoutMs);
 }
 
+/**
+ * The signal for work inside a call (a fetch) that must stop when the call does or after `timeoutMs`. When the
+ * call's own deadline comes first, its signal already aborts in time: that one signal serves (no controller, no
+ * listener, no deadline of its own). The work must not abort the result itself — it would abort its call.
+ */
+export function linkWithin(signal: AbortSignal | undefined, timeoutMs: number): LinkedSignal {
+  const owner = signal && ownerOf.get(signal);
+  if (owner && owner.deadlineAt <= performance.now() + timeoutMs) return new Borrowed(owner);
+  return new Link([signal], timeoutMs);
+}
+
+/** The link that owns a signal, for links inside it (above). */
+const ownerOf = new WeakMap<AbortSignal, Link>();
+
 /** A class rather than a closure-built object: one allocation shape for every call on the hot path. */
 class Link implements LinkedSignal {
   private readonly ac = new AbortController();
   private readonly attached: AbortSignal[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private deadline: Deadline | undefined;
+  /** When the deadline passes (performance.now() time), or +Infinity without one. */
+  deadlineAt = Number.POSITIVE_INFINITY;
   timedOut = false;
   private readonly onAbort = (event: Event) => this.ac.abort((event.target as AbortSignal).reason);
 
@@ -41,12 +60,13 @@ class Link implements LinkedSignal {
       this.attached.push(s);
     }
     if (timeoutMs !== undefined && !this.ac.signal.aborted) {
-      this.timer = setTimeout(() => {
+      // One timer for all of the process's deadlines (./deadlines.ts); never keeps the process alive.
+      this.deadlineAt = performance.now() + timeoutMs;
+      this.deadline = deadline(timeoutMs, () => {
         this.timedOut = true;
         this.ac.abort(new DOMException('The operation timed out.', 'TimeoutError'));
-      }, timeoutMs);
-      // A deadline never keeps the process alive on its own (as AbortSignal.timeout's does not).
-      this.timer.unref();
+      });
+      ownerOf.set(this.ac.signal, this);
     }
   }
 
@@ -59,13 +79,36 @@ class Link implements LinkedSignal {
   }
 
   clearDeadline(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.deadline?.cancel();
+    this.deadlineAt = Number.POSITIVE_INFINITY;
   }
 
   dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.deadline?.cancel();
     for (const s of this.attached) s.removeEventListener('abort', this.onAbort);
   }
+}
+
+/** A link inside a call that the call's own signal already covers: it is that signal. */
+class Borrowed implements LinkedSignal {
+  constructor(private readonly owner: Link) {}
+
+  get signal(): AbortSignal {
+    return this.owner.signal;
+  }
+
+  get timedOut(): boolean {
+    return this.owner.timedOut;
+  }
+
+  /** Not for borrowed signals: it would abort the call they belong to (linkWithin says so). */
+  abort(): void {
+    throw new Error('a signal borrowed from its call cannot be aborted on its own');
+  }
+
+  clearDeadline(): void {}
+
+  dispose(): void {}
 }
 
 /**

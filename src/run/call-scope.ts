@@ -52,7 +52,10 @@ export function openScope(
   timeoutMs: number,
   timeoutMessage: string,
 ): CallScope {
-  const linked: LinkedSignal = linkSignals([deps.inflight.signal, callerSignal], timeoutMs);
+  // One controller for the call's work: the caller's signal (the only listener on it), the deadline (one timer
+  // for all calls) and shutdown (a registry, not a listener on a signal every call shares).
+  const linked: LinkedSignal = linkSignals([callerSignal], timeoutMs);
+  const unenlist = deps.inflight.enlist((reason) => linked.abort(reason));
   return {
     signal: linked.signal,
     get timedOut() {
@@ -72,6 +75,9 @@ export function openScope(
         },
       );
     },
-    dispose: () => linked.dispose(),
+    dispose: () => {
+      unenlist();
+      linked.dispose();
+    },
   };
 }

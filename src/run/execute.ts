@@ -267,12 +267,26 @@ async function runPaid(
       return failed(deps, hold, provider, e, action);
     }
   }
-  const charged = await hold.capture(priceMicros, {
+  // The capture's commit is on its way to the disk when this returns; the receipt is signed meanwhile (its claims
+  // are the price, known already), and signed again only if the ledger charged something else (nothing, when
+  // the capture could not be written).
+  const capturing = hold.capture(priceMicros, {
     provider,
     response: envelope,
     meta,
     jobHandle: jobHandleOf(action, data),
   });
+  const receiptOf = (chargedMicros: number) =>
+    signReceipt(deps, {
+      transactionId: hold.callId,
+      action: action.id,
+      chargedMicros,
+      principal,
+      x402: settlementOf(meta),
+    });
+  let receipt = receiptOf(priceMicros);
+  const charged = await capturing;
+  if (charged !== priceMicros) receipt = receiptOf(charged);
   await refundIfJobFailed(deps, action, input, data, principal);
   return withWarnings(
     {
@@ -282,13 +296,7 @@ async function runPaid(
       chargedMicros: charged,
       transactionId: hold.callId,
       replayed: false,
-      receipt: signReceipt(deps, {
-        transactionId: hold.callId,
-        action: action.id,
-        chargedMicros: charged,
-        principal,
-        x402: settlementOf(meta),
-      }),
+      receipt,
     },
     warnings,
   );

@@ -6,6 +6,8 @@ import { setMaxListeners } from 'node:events';
  */
 export class Inflight {
   private readonly running = new Set<Promise<unknown>>();
+  /** The calls' own aborts, called at shutdown: a Set beats a listener each on one shared signal. */
+  private readonly aborts = new Set<(reason: unknown) => void>();
   private readonly shutdown = new AbortController();
   private closing = false;
 
@@ -24,6 +26,13 @@ export class Inflight {
 
   get size(): number {
     return this.running.size;
+  }
+
+  /** Registers what aborts a call's work at shutdown; returns the way to take it back when the work ends. */
+  enlist(abort: (reason: unknown) => void): () => void {
+    if (this.shutdown.signal.aborted) abort(this.shutdown.signal.reason);
+    else this.aborts.add(abort);
+    return () => this.aborts.delete(abort);
   }
 
   track<T>(p: Promise<T>): Promise<T> {
@@ -46,7 +55,10 @@ export class Inflight {
     const first = await Promise.race([all().then(() => 'done' as const), timedOut]);
     clearTimeout(timer);
     if (first === 'timeout') {
-      this.shutdown.abort(new Error('gateway shutting down'));
+      const reason = new Error('gateway shutting down');
+      this.shutdown.abort(reason);
+      for (const abort of this.aborts) abort(reason);
+      this.aborts.clear();
       await all();
     }
   }

@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
-import { linkSignals } from '../lib/abort.js';
+import { linkWithin } from '../lib/abort.js';
 
 // Shared plumbing for vendor clients: pooled undici dispatchers, per-call timeouts joined with the caller's
 // AbortSignal, and one classification of upstream failures by fault (docs/architecture.md, Conventions):
@@ -56,7 +56,7 @@ export async function sendRequest(
   vendor: string,
   req: UpstreamRequest,
 ): Promise<UpstreamResponse> {
-  const linked = linkSignals([req.signal], req.timeoutMs);
+  const linked = linkWithin(req.signal, req.timeoutMs);
   const signal = linked.signal;
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   let body: string | Buffer | undefined = req.body;

@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
-import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import { type LinkedSignal, linkWithin } from '../lib/abort.js';
 import type { Download, Downloader } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type SsrfPolicy } from './ssrf-guard.js';
@@ -29,7 +29,7 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
   ): Promise<Download> {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // Lives as long as the body: disposed once it was read to the end, refused, cancelled or failed.
-    const linked = linkSignals([opts.signal], timeoutMs);
+    const linked = linkWithin(opts.signal, timeoutMs);
     try {
       return await openWith(url, opts, linked, timeoutMs);
     } catch (e) {

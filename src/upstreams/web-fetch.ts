@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
-import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import { type LinkedSignal, linkWithin } from '../lib/abort.js';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
@@ -108,7 +108,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const maxBytes = opts.maxBytes ?? defaultMax;
     // The hot path of every built-in scrape: a linked signal is ~1 µs where AbortSignal.any + timeout is ~27 µs.
-    const linked = linkSignals([opts.signal], timeoutMs);
+    const linked = linkWithin(opts.signal, timeoutMs);
     try {
       return await fetchPageWith(url, opts, linked, timeoutMs, maxBytes);
     } finally {
@@ -177,7 +177,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   }
 
   async function forward(req: ForwardRequest): Promise<ForwardResponse> {
-    const linked = linkSignals([req.signal], req.timeoutMs);
+    const linked = linkWithin(req.signal, req.timeoutMs);
     try {
       return await forwardWith(req, linked);
     } finally {

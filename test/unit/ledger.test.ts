@@ -1,8 +1,11 @@
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock, systemClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { sqlOn } from '../helpers/state-sql.js';
@@ -18,7 +21,8 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
   beforeEach(async () => {
     state = await backend.open();
     clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR });
+    // As the gateway runs it: on SQLite, holds in memory and group commit with the fsync off the event loop.
+    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR, groupCommit: true });
   });
   afterEach(async () => {
     await ledger.close();
@@ -854,18 +858,30 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
   });
 });
 
-// The SQLite write queue's durability (PostgreSQL: synchronous_commit, checked by the bench).
-describe('SQLite write queue', () => {
+// SQLite's one durable commit per paid call (PostgreSQL: synchronous_commit, checked by the bench).
+describe('SQLite group commit', () => {
+  let dir: string;
   let db: SqliteDb;
   let ledger: SqliteLedger;
+  /** The fdatasyncs asked for and not yet finished: a test finishes them by hand. */
+  let syncs: Array<(err: NodeJS.ErrnoException | null) => void>;
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
   beforeEach(() => {
-    db = openSqlite(':memory:');
-    ledger = new SqliteLedger(db, { clock, idempotencyTtlMs: 24 * HOUR });
+    dir = mkdtempSync(join(tmpdir(), 'tg-group-'));
+    const path = join(dir, 'tollgate.db');
+    db = openSqlite(path);
+    syncs = [];
+    ledger = new SqliteLedger(db, {
+      clock,
+      idempotencyTtlMs: 24 * HOUR,
+      durability: { kind: 'group', walPath: `${path}-wal`, sync: (_fd, done) => syncs.push(done) },
+    });
   });
   afterEach(async () => {
+    for (const done of syncs.splice(0)) done(null);
     await ledger.close();
     db.close();
+    rmSync(dir, { recursive: true, force: true });
   });
   const req = (accountId: string, micros: number): BeginRequest => ({
     accountId,
@@ -876,19 +892,150 @@ describe('SQLite write queue', () => {
     principal: 'key_test',
     holdTtlMs: 60_000,
   });
+  const settled = async (p: Promise<unknown>) => {
+    let done = false;
+    p.then(
+      () => {
+        done = true;
+      },
+      () => {
+        done = true;
+      },
+    );
+    await new Promise((r) => setImmediate(r));
+    return done;
+  };
+  async function account(micros: number): Promise<string> {
+    const made = ledger.createAccount({ name: 't' });
+    syncs.shift()?.(null);
+    const acct = (await made).id;
+    const credited = ledger.credit(acct, micros, 'test');
+    syncs.shift()?.(null);
+    await credited;
+    return acct;
+  }
 
-  it('a batch of holds commits without fsync; a capture (money moving) commits with synchronous=FULL', async () => {
-    const acct = (await ledger.createAccount({ name: 't' })).id;
-    await ledger.credit(acct, 100_000, 'test');
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  it('[billing:one-durable-commit] a hold writes nothing; a capture is acknowledged only after its fdatasync', async () => {
+    const acct = await account(100_000);
+    const changes = db.prepare('SELECT total_changes() AS n');
+    const before = (changes.get() as { n: number }).n;
     const call = ((await ledger.begin(req(acct, 10_000))) as { callId: string }).callId;
-    expect(db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL: the hold rides on the next fsync
-    await ledger.capture(call, { amountMicros: 10_000, provider: null, durationMs: 1 });
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL for the capture's commit
+    expect((changes.get() as { n: number }).n).toBe(before); // the hold is a reservation in memory
+    expect(await ledger.balance(acct)).toMatchObject({ held_micros: 10_000, available_micros: 90_000 });
+
+    const capture = ledger.capture(call, { amountMicros: 10_000, provider: null, durationMs: 1 });
+    // Committed (visible, the reservation released into the posted balance) but not yet acknowledged.
+    expect(syncs).toHaveLength(1);
+    expect(await settled(capture)).toBe(false);
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 90_000, held_micros: 0 });
+    syncs.shift()?.(null);
+    expect(await capture).toEqual({ chargedMicros: 10_000 });
   });
 
-  it('durability pragmas are on', () => {
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+  it('[billing:one-durable-commit] captures arriving during an fdatasync commit together and share the next one', async () => {
+    const acct = await account(1_000_000);
+    const calls = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        ledger.begin(req(acct, 1_000)).then((r) => (r as { callId: string }).callId),
+      ),
+    );
+    const first = ledger.capture(calls[0] as string, { amountMicros: 1_000, provider: null, durationMs: 1 });
+    const rest = calls
+      .slice(1)
+      .map((c) => ledger.capture(c, { amountMicros: 1_000, provider: null, durationMs: 1 }));
+    expect(syncs).toHaveLength(1); // the others wait for the fsync in flight
+    // Not yet committed: their money is still reserved, never counted twice.
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 999_000, held_micros: 19_000 });
+    syncs.shift()?.(null);
+    await first;
+    expect(syncs).toHaveLength(1); // one batch, one fsync for all nineteen
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 980_000, held_micros: 0 });
+    expect(await settled(Promise.all(rest))).toBe(false);
+    syncs.shift()?.(null);
+    await Promise.all(rest);
+    expect(syncs).toHaveLength(0);
+  });
+
+  it('a void releases at once and waits for no fsync; its failure record rides on the next commit', async () => {
+    const acct = await account(100_000);
+    const call = ((await ledger.begin(req(acct, 10_000))) as { callId: string }).callId;
+    await ledger.void(call, { errorCode: 'upstream_error', provider: null, durationMs: 1 });
+    expect(syncs).toHaveLength(0);
+    expect(await ledger.getCall(call)).toMatchObject({ status: 'failed', error_code: 'upstream_error' });
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 100_000, held_micros: 0 });
+  });
+
+  it('a failed fdatasync stops the ledger: the waiting capture and every later write are refused', async () => {
+    const acct = await account(100_000);
+    const a = ((await ledger.begin(req(acct, 10_000))) as { callId: string }).callId;
+    const capture = ledger.capture(a, { amountMicros: 10_000, provider: null, durationMs: 1 });
+    const err = Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+    syncs.shift()?.(err);
+    await expect(capture).rejects.toThrow(/could not sync its journal/);
+    await expect(ledger.credit(acct, 1, 'after')).rejects.toThrow(/could not sync its journal/);
+  });
+
+  it('the ledger connection never checkpoints itself and does not fsync inside COMMIT', () => {
+    expect(db.pragma('synchronous', { simple: true })).toBe(0); // OFF: the fdatasync is the ledger's own
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+  });
+});
+
+describe('SQLite checkpoints', () => {
+  it('[billing:one-durable-commit] run on their own thread and keep the WAL bounded under a stream of commits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-ckpt-'));
+    const path = join(dir, 'tollgate.db');
+    const db = openSqlite(path);
+    const ledger = new SqliteLedger(db, {
+      clock: systemClock,
+      idempotencyTtlMs: HOUR,
+      durability: { kind: 'group', walPath: `${path}-wal` },
+    });
+    try {
+      const acct = (await ledger.createAccount({ name: 'ckpt' })).id;
+      await ledger.credit(acct, 1e12, 'test');
+      const started = Date.now();
+      let sizes = 0;
+      // ~1.5 s of captures; without checkpoints the WAL would only grow.
+      while (Date.now() - started < 1_500) {
+        const calls = await Promise.all(
+          Array.from({ length: 50 }, () =>
+            ledger.begin(req(acct, 1)).then((r) => (r as { callId: string }).callId),
+          ),
+        );
+        await Promise.all(
+          calls.map((c) => ledger.capture(c, { amountMicros: 1, provider: null, durationMs: 1 })),
+        );
+        sizes = Math.max(sizes, statSync(`${path}-wal`).size);
+      }
+      const frames = db.prepare('SELECT count(*) AS n FROM calls').get() as { n: number };
+      expect(frames.n).toBeGreaterThan(500);
+      // Restarted from its beginning again and again: far smaller than the pages all those commits wrote.
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      const header = Buffer.alloc(32);
+      const fd = openSync(`${path}-wal`, 'r');
+      readSync(fd, header, 0, 32, 0);
+      closeSync(fd);
+      // The WAL header's checkpoint sequence counts the times the writer started the WAL over.
+      expect(header.readUInt32BE(12)).toBeGreaterThanOrEqual(2);
+      expect(sizes).toBeLessThan(frames.n * 4 * pageSize);
+    } finally {
+      await ledger.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    function req(accountId: string, micros: number): BeginRequest {
+      return {
+        accountId,
+        action: 'scraperC/scrape',
+        priceMicros: micros,
+        holdMicros: micros,
+        paymentMethod: 'api_key',
+        principal: null,
+        holdTtlMs: 60_000,
+      };
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
+import { KeyCache } from '../key-cache.js';
 import {
   type AccountKind,
   type AccountRow,
@@ -43,6 +44,8 @@ export interface PgLedgerOptions {
   idempotencyTtlMs: number;
   /** This process's replica: the holds it takes are recorded as its own. */
   replicaId: string;
+  /** How long an API key read from the database is trusted (../key-cache.ts); 0: read every time. */
+  keyCacheTtlMs?: number | undefined;
   /**
    * Whether a hold's commit waits for its WAL flush. Default false, as the SQLite ledger: a hold moves no money,
    * and the flush of its capture or void (which always waits) makes it durable too; a server crash in between
@@ -86,6 +89,7 @@ export class PgLedger implements Ledger {
   private readonly clock: Clock;
   private readonly ttl: number;
   private readonly replicaId: string;
+  private readonly keys: KeyCache;
   private readonly asyncHolds: boolean;
   private readonly mv: PgMovements;
 
@@ -96,6 +100,7 @@ export class PgLedger implements Ledger {
     this.clock = opts.clock;
     this.ttl = opts.idempotencyTtlMs;
     this.replicaId = opts.replicaId;
+    this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
     this.asyncHolds = opts.durableHolds !== true;
     this.mv = new PgMovements(pool);
   }
@@ -160,9 +165,13 @@ export class PgLedger implements Ledger {
   }
 
   async findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    return (
+    const cached = this.keys.get(hash);
+    if (cached) return cached;
+    const row = (
       await this.rows<ApiKeyRow>('tg_key_hash', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash])
     )[0];
+    if (row) this.keys.remember(hash, row);
+    return row;
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
@@ -176,10 +185,13 @@ export class PgLedger implements Ledger {
   }
 
   async revokeApiKey(id: string): Promise<boolean> {
+    this.keys.forget(id);
     const r = await this.pool.query(
       'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
       [this.clock.now(), id],
     );
+    // Again once it is written: a look-up while the update ran may have cached the row as it was.
+    this.keys.forget(id);
     return r.rowCount === 1;
   }
 

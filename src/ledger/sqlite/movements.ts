@@ -37,7 +37,7 @@ export function availableOf(a: AccountRow): number {
   return a.balance_micros - a.held_micros + (a.line_frozen_at === null ? a.credit_line_micros : 0);
 }
 
-export function balanceOfRow(a: AccountRow): Balance {
+function balanceOfRow(a: AccountRow): Balance {
   return { balance_micros: a.balance_micros, held_micros: a.held_micros, available_micros: availableOf(a) };
 }
 
@@ -48,7 +48,11 @@ function toMovement(r: MovementDbRow): MovementRow {
 export class SqliteMovements {
   private readonly s;
 
-  constructor(db: SqliteDb) {
+  /** `heldInMemory`: what the process holds on an account besides the row's held_micros (the gateway's holds). */
+  constructor(
+    db: SqliteDb,
+    private readonly heldInMemory: (accountId: string) => number = () => 0,
+  ) {
     this.s = {
       account: db.prepare<[string], AccountRow>('SELECT * FROM accounts WHERE id = ?'),
       addBalance: db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?'),
@@ -97,6 +101,12 @@ export class SqliteMovements {
           ORDER BY balance_micros LIMIT ?`,
       ),
     };
+  }
+
+  private balanceOf(a: AccountRow): Balance {
+    const held = this.heldInMemory(a.id);
+    const b = balanceOfRow(a);
+    return { ...b, held_micros: b.held_micros + held, available_micros: b.available_micros - held };
   }
 
   private account(id: string): AccountRow {
@@ -154,7 +164,7 @@ export class SqliteMovements {
     this.account(accountId);
     const id = this.insert(accountId, 'credit', micros, 'succeeded', memo, null, now);
     this.transfer(accountId, FUNDING, micros, id, memo, now);
-    return balanceOfRow(this.account(accountId));
+    return this.balanceOf(this.account(accountId));
   }
 
   external(req: ExternalRequest, now: number): ExternalResult {
@@ -163,7 +173,9 @@ export class SqliteMovements {
     const a = this.account(req.accountId);
     const pairKind = pairedKind(req.kind);
     const pair = pairKind ? this.s.byRef.get(pairKind, req.externalRef) : undefined;
-    const plan = planExternal(req, a, pair ? toMovement(pair) : undefined);
+    // The gateway's in-memory holds count as held: a call in flight still captures.
+    const held = { ...a, held_micros: a.held_micros + this.heldInMemory(a.id) };
+    const plan = planExternal(req, held, pair ? toMovement(pair) : undefined);
     if (plan.kind === 'reversed') return plan;
     const id = this.insert(
       req.accountId,
@@ -181,7 +193,7 @@ export class SqliteMovements {
       movementId: id,
       movedMicros: Math.abs(plan.micros),
       unrecoveredMicros: plan.unrecoveredMicros,
-      balance: balanceOfRow(this.account(req.accountId)),
+      balance: this.balanceOf(this.account(req.accountId)),
     };
   }
 

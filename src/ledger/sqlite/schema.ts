@@ -1,7 +1,9 @@
 import { type Migration, migrate, type SqliteDb } from '../../lib/sqlite.js';
 
-// Migrations are append-only: a shipped migration is never edited, a change is a new entry.
-const LEDGER_MIGRATIONS: Migration[] = [
+// Migrations are append-only: a shipped migration is never edited, a change is a new entry. The list is the
+// ledger's schema on SQLite (src/pg/migrations/ledger.ts is PostgreSQL's); an upgrade test builds a database at
+// an earlier version from its first entries.
+export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE accounts (
     id             TEXT PRIMARY KEY,
@@ -211,11 +213,46 @@ const LEDGER_MIGRATIONS: Migration[] = [
   CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
   `,
   },
+  // One durable commit per paid call (docs/decisions.md): holds now live in the gateway's memory and a call's row
+  // is written once, when it is resolved, so `calls` becomes clustered on its id (WITHOUT ROWID: one b-tree
+  // instead of a table and its id index; ids are time-ordered, so inserts append). Entries lose the indexes no
+  // query reads: their per-account index (audits scan) and the charge-once index (a call's row is inserted once,
+  // so its primary key already refuses a second capture).
+  {
+    rebuildsTables: true,
+    sql: `
+  CREATE TABLE calls_new (
+    id              TEXT NOT NULL PRIMARY KEY,
+    account_id      TEXT NOT NULL REFERENCES accounts(id),
+    action          TEXT NOT NULL,
+    price_micros    INTEGER NOT NULL,
+    hold_micros     INTEGER NOT NULL,
+    charged_micros  INTEGER NOT NULL DEFAULT 0,
+    refunded_micros INTEGER NOT NULL DEFAULT 0,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'refunded')),
+    error_code      TEXT,
+    idempotency_key TEXT,
+    payment_method  TEXT NOT NULL,
+    principal       TEXT,
+    provider        TEXT,
+    duration_ms     INTEGER,
+    created_at      INTEGER NOT NULL,
+    finished_at     INTEGER,
+    meta            TEXT,
+    CHECK (charged_micros <= hold_micros)
+  ) WITHOUT ROWID;
+  INSERT INTO calls_new SELECT id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros,
+    status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at,
+    meta FROM calls;
+  DROP TABLE calls;
+  ALTER TABLE calls_new RENAME TO calls;
+  CREATE INDEX calls_account_time ON calls(account_id, created_at DESC);
+  DROP INDEX entries_account;
+  DROP INDEX entries_charge_once;
+  `,
+  },
 ];
 
-/** The migrations themselves, for the upgrade test (which builds a database at an earlier version). */
-export const LEDGER_MIGRATIONS_FOR_TESTS: readonly Migration[] = LEDGER_MIGRATIONS;
-
 export function migrateLedger(db: SqliteDb): void {
-  migrate(db, 'ledger', LEDGER_MIGRATIONS);
+  migrate(db, 'ledger', SQLITE_LEDGER_MIGRATIONS);
 }

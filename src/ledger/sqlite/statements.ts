@@ -25,10 +25,8 @@ export function prepareStatements(db: SqliteDb) {
     ),
     insAccount: db.prepare('INSERT INTO accounts (id, name, kind, created_at) VALUES (?, ?, ?, ?)'),
     addBalance: db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?'),
-    addHeld: db.prepare('UPDATE accounts SET held_micros = held_micros + ? WHERE id = ?'),
-    settle: db.prepare(
-      'UPDATE accounts SET balance_micros = balance_micros - ?, held_micros = held_micros - ? WHERE id = ?',
-    ),
+    // Holds of a database written by an earlier version (held_micros is 0 otherwise).
+    releaseHeld: db.prepare('UPDATE accounts SET held_micros = held_micros - ? WHERE id = ?'),
     insEntry: db.prepare(
       'INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -54,33 +52,35 @@ export function prepareStatements(db: SqliteDb) {
     >(
       'SELECT fingerprint, call_id, status, response, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?',
     ),
-    insIdem: db.prepare(
-      "INSERT INTO idempotency_keys (account_id, key, fingerprint, call_id, status, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?)",
-    ),
-    delIdem: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND key = ?'),
+    // Written once the call has succeeded, in its capture's commit; a row left expired but not yet purged is
+    // replaced.
     idemDone: db.prepare(
-      "UPDATE idempotency_keys SET status = 'done', response = ? WHERE account_id = ? AND key = ? AND call_id = ?",
+      `INSERT INTO idempotency_keys (account_id, key, fingerprint, call_id, status, response, created_at)
+       VALUES (?, ?, ?, ?, 'done', ?, ?)
+       ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, call_id = excluded.call_id,
+         status = 'done', response = excluded.response, created_at = excluded.created_at`,
     ),
     delIdemOfCall: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND call_id = ?'),
     purgeIdem: db.prepare("DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < ?"),
-    daily: db.prepare<[string, string], { spent_micros: number }>(
+    spent: db.prepare<[string, string], { spent_micros: number }>(
       'SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?',
     ),
-    addDaily: db.prepare(
+    addSpent: db.prepare(
       'INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros',
     ),
-    subDaily: db.prepare(
+    subSpent: db.prepare(
       'UPDATE daily_spend SET spent_micros = spent_micros - ? WHERE account_id = ? AND day = ?',
     ),
+    // A call's one row, written when it is resolved (its hold lived in memory until then: ./reservations.ts).
     insCall: db.prepare(
-      "INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, idempotency_key, payment_method, principal, created_at, meta) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+      `INSERT INTO calls (id, account_id, action, price_micros, hold_micros, charged_micros, status, error_code,
+         idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     call: db.prepare<[string], CallDbRow>('SELECT * FROM calls WHERE id = ?'),
-    finishOk: db.prepare(
-      "UPDATE calls SET status = 'succeeded', charged_micros = ?, provider = ?, duration_ms = ?, finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
-    ),
+    // A call pending in a database written by an earlier version (holds were rows then): voided at start.
     finishFail: db.prepare(
-      "UPDATE calls SET status = 'failed', error_code = ?, provider = coalesce(?, provider), duration_ms = coalesce(?, duration_ms), finished_at = ?, meta = coalesce(?, meta) WHERE id = ?",
+      "UPDATE calls SET status = 'failed', error_code = ?, finished_at = ? WHERE id = ? AND status = 'pending'",
     ),
     callsOf: db.prepare<[string, number, number, number], CallDbRow>(
       'SELECT * FROM calls WHERE account_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?',
@@ -94,17 +94,8 @@ export function prepareStatements(db: SqliteDb) {
         WHERE account_id = ? AND created_at >= ? AND created_at < ? AND status IN ('succeeded', 'refunded')
         GROUP BY day, service ORDER BY day, service`,
     ),
-    hold: db.prepare<[string], HoldRow>(
-      'SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE call_id = ?',
-    ),
-    insHold: db.prepare(
-      "INSERT INTO holds (call_id, account_id, amount_micros, status, cap_day, expires_at, created_at, funding_micros) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
-    ),
     resolveHold: db.prepare(
-      "UPDATE holds SET status = ?, posted_micros = ?, resolved_at = ? WHERE call_id = ? AND status = 'pending'",
-    ),
-    expired: db.prepare<[number], HoldRow>(
-      "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT 500",
+      "UPDATE holds SET status = 'expired', resolved_at = ? WHERE call_id = ? AND status = 'pending'",
     ),
     allPending: db.prepare<[], HoldRow>(
       "SELECT call_id, account_id, amount_micros, status, cap_day, funding_micros FROM holds WHERE status = 'pending'",
