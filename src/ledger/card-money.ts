@@ -1,8 +1,8 @@
 import type { AccountRow, ExternalRequest, MovementKind } from './types.js';
 
 // The arithmetic of money from and back to outside (ExternalRequest), shared by both backends so that they
-// cannot drift: each backend looks up the movements of the same reference under its account lock (SQLite: the
-// write queue; PostgreSQL: the account row FOR UPDATE) and asks `planExternal` what to move.
+// cannot drift: each backend looks up the movements of the same reference under its account lock (SQLite: one
+// synchronous commit; PostgreSQL: the account row FOR UPDATE) and asks `planExternal` what to move.
 //
 // A debit (`refund`, `dispute`) takes at most the prepaid balance not held by calls in flight. A reversal
 // (`refund_reversal`: the refund failed or was cancelled; `dispute_reversal`: Stripe reinstated the funds) gives

@@ -1,6 +1,6 @@
 // Bucketed counts, their sum and their count in one Float64Array: [bucket 0 … bucket n (+Inf), sum, count].
-// The array may live on a SharedArrayBuffer so that another thread observes into it (the ledger's writer thread
-// times its commits) while the main thread reads it when metrics are scraped. One thread writes; a reader may
+// The array may live on a SharedArrayBuffer so that another thread can observe into it while the main thread
+// reads it when metrics are scraped. One thread writes; a reader may
 // see an observation half-applied, which a metric tolerates.
 
 export class Histogram {

@@ -27,7 +27,7 @@ export interface GaugeSources {
 
 export interface PrometheusMetrics {
   metrics: Metrics;
-  /** The ledger observes its group commits into these (from its writer thread: shared memory). */
+  /** The ledger observes its group commits into these. */
   commits: CommitHistograms;
   registry: Registry;
   /** The exposition: `text/plain; version=0.0.4`. */

@@ -3,7 +3,7 @@ import type { SqliteDb } from '../../lib/sqlite.js';
 
 // Refunds of calls whose work failed after they were charged (a render that fails, a job that fails): a
 // compensating transfer from revenue back to the account — entries stay append-only and sum to zero — at most
-// once per call (a unique index on refund entries is the backstop). Runs inside the ledger's write queue.
+// once per call (a unique index on refund entries is the backstop). Runs inside one of the ledger's commits (./group-commit.ts).
 
 interface Row {
   call_id: string;
