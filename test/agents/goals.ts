@@ -15,8 +15,12 @@ export interface Goal {
   consultFirst?: string[];
   /** Values the first call's params must carry: dotted path → expected value (strings compared loosely). */
   values?: Record<string, unknown>;
-  /** Actions the plan must contain, in this order (a workflow). */
+  /** Actions the plan must contain, in this order (a workflow); "a|b" accepts either at that position. */
   steps?: string[];
+  /** Fields the goal does not give: the first call must name exactly these in missing, and nothing else. */
+  missing?: string[];
+  /** A second reading of the goal: one of these actions must be offered besides the plan. */
+  otherReading?: string[];
 }
 
 export const TUNING: Goal[] = [
