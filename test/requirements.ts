@@ -281,6 +281,9 @@ export const REQUIREMENTS = {
   'catalog:availability':
     'Listings (tools/list, GET /api/run, discover, consult) leave out or mark actions this gateway cannot run.',
   'mcp:tool-names-in-descriptions': 'On /mcp, descriptions name other tools by their MCP names.',
+  'mcp:portable-schemas':
+    'Tool input schemas pass MCP Inspector --strict, OpenAI strict function calling and Gemini’s Schema subset; ' +
+    'a strict host’s nulls and JSON text are read back as the zod body.',
   'mcp:compact-tools':
     '/mcp?tools=compact lists discover, describe_action and run_action; every action stays reachable and priced.',
   'polls:free-unpriced':
