@@ -98,6 +98,16 @@ export const consult = defineAction({
       .number()
       .int()
       .describe('Cost of running the plan once (calls only, each poll once; alternatives excluded).'),
+    other_plans: z
+      .array(
+        z.object({
+          why: z.string().describe('The other reading of the goal, and why this plan fits it.'),
+          calls: z.array(suggestedCall).describe('Its calls, in order.'),
+          total_price_cents: z.number().int().describe('Cost of running it once.'),
+        }),
+      )
+      .optional()
+      .describe('When the goal reads two ways: the plan for the other reading (calls is the likelier one).'),
   }),
   annotations: readOnly,
   example: { intent: 'Get the rent estimate for 5500 Grand Lake Dr, San Antonio, TX 78244' },

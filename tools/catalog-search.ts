@@ -77,6 +77,32 @@ function containsPhrase(terms: string[], phrase: string[]): boolean {
   return false;
 }
 
+/** How many actions' names, titles, keywords or summaries carry a (stemmed) term. */
+export function docFreq(term: string): number {
+  const idf = IDF.get(term);
+  return idf === undefined ? 0 : Math.round(INDEX.length / (Math.exp(idf) - 1));
+}
+
+/** One typo apart (Damerau-Levenshtein distance 1: a letter missing, extra, wrong, or two swapped). */
+function oneTypo(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true; // substitution
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2); // transposition
+  }
+  const [long, short] = a.length > b.length ? [a, b] : [b, a];
+  return long.slice(i + 1) === short.slice(i); // insertion / deletion
+}
+
+/** A term of `set` one typo away from `t` ("estimte" → "estimate", "uplaod" → "upload"), from five letters on. */
+function typoForm(t: string, set: Set<string>): string | undefined {
+  if (t.length < 5) return undefined;
+  for (const s of set) if (s.length >= 5 && s[0] === t[0] && oneTypo(t, s)) return s;
+  return undefined;
+}
+
 /** A term of `set` that extends `t` (or that `t` extends) by at most three letters, from four letters on. */
 function nearForm(t: string, set: Set<string>): string | undefined {
   if (t.length < 4) return undefined;
@@ -108,7 +134,10 @@ export function scoreCatalog(query: string): Match[] {
       else {
         // A near form ("list"/"listing", "rent"/"rental", "scrap"/"scrape") counts for less.
         const near = nearForm(t, name) ?? nearForm(t, strong);
+        // Only a word the catalog does not know is read as a typo of one it does.
+        const typo = near || IDF.has(t) ? undefined : (typoForm(t, name) ?? typoForm(t, strong));
         if (near) score += 1.2 * (IDF.get(near) ?? idf);
+        else if (typo) score += (name.has(typo) ? 2 : 1.2) * (IDF.get(typo) ?? idf);
       }
     }
     for (const p of phrases) if (containsPhrase(seq, p)) score += 1.5 * p.length;

@@ -1,7 +1,11 @@
+import { type GoalId, goalIds } from './consult-ids.js';
+import { type Amounts, amounts, calendarDate } from './consult-units.js';
+
 // platform/consult, step 1: the values a plain-English goal carries. Pure text work, no model: URLs (cleaned,
 // bare domains made absolute), US addresses (whole and split into house, street, unit, city, state, zip),
-// city/state, zip codes, coordinates and radii, job and resource ids, names, e-mails, phones, counts, recency,
-// price and size ranges, file names, video formats and the topic words a search should use.
+// city/state, zip codes, coordinates and radii, ids of the kinds the catalog's actions take (consult-ids),
+// quoted text, names, e-mails, phones, numbers with their units (consult-units), file names, video formats and
+// the topic words a search should use.
 
 export interface Address {
   full: string;
@@ -13,9 +17,7 @@ export interface Address {
   zip?: string;
 }
 
-export type IdKind = 'render' | 'project' | 'media' | 'file' | 'crawlA' | 'crawlB' | 'crawl' | 'extract';
-
-export interface Extracted {
+export interface Extracted extends Amounts {
   text: string;
   lower: string;
   urls: string[];
@@ -27,22 +29,15 @@ export interface Extracted {
   zip?: string;
   coords?: { latitude: number; longitude: number };
   radius?: number;
-  ids: Array<{ kind: IdKind; value: string }>;
+  ids: GoalId[];
+  /** Text the goal puts in quotes: a search, a name, a partial address, said exactly. */
+  quoted: string[];
   email?: string;
   phone?: string;
   person?: { first: string; last: string };
-  /** "top 10", "50 pages", "last 10 charges". */
-  count?: number;
-  bedrooms?: number | string;
-  bathrooms?: number | string;
-  /** Range syntax of the listing services: "min-max", "*" for an open end. */
-  price?: string;
   propertyType?: string;
-  recencyDays?: number;
-  months?: number;
   filename?: string;
   mime?: string;
-  sizeBytes?: number;
   aspectRatio?: string;
   fps?: number;
   resolution?: string;
@@ -142,19 +137,6 @@ const DOMAIN_RE = new RegExp(
   'gi',
 );
 
-const ID_RE = /\b(rnd|prj|med|file|crawl_a|crawl_b|crawl|extract_b|extract)_[0-9a-z]{8,}\b/g;
-const ID_KIND: Record<string, IdKind> = {
-  rnd: 'render',
-  prj: 'project',
-  med: 'media',
-  file: 'file',
-  crawl_a: 'crawlA',
-  crawl_b: 'crawlB',
-  crawl: 'crawl',
-  extract_b: 'extract',
-  extract: 'extract',
-};
-
 const MIME: Record<string, string> = {
   mp4: 'video/mp4',
   mov: 'video/quicktime',
@@ -198,36 +180,6 @@ function cleanUrl(u: string): string {
   return url;
 }
 
-function money(s: string): number {
-  const m = /([\d,.]+)\s*([kKmM])?/.exec(s);
-  if (!m) return Number.NaN;
-  const n = Number((m[1] as string).replaceAll(',', ''));
-  const mult = m[2] ? (m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : 1;
-  return Math.round(n * mult);
-}
-
-function priceRange(text: string): string | undefined {
-  const amount = '\\$\\s?[\\d,.]+\\s*[kKmM]?';
-  const between = new RegExp(`between\\s+(${amount})\\s+and\\s+(${amount})`, 'i').exec(text);
-  if (between) return `${money(between[1] as string)}-${money(between[2] as string)}`;
-  const dash = new RegExp(`(${amount})\\s*(?:-|to)\\s*(${amount})`, 'i').exec(text);
-  if (dash) return `${money(dash[1] as string)}-${money(dash[2] as string)}`;
-  const under = new RegExp(`(?:under|below|less than|at most|max(?:imum)?|up to)\\s+(${amount})`, 'i').exec(
-    text,
-  );
-  if (under) return `*-${money(under[1] as string)}`;
-  const over = new RegExp(`(?:over|above|more than|at least|min(?:imum)?)\\s+(${amount})`, 'i').exec(text);
-  if (over) return `${money(over[1] as string)}-*`;
-  return undefined;
-}
-
-function rooms(text: string, unit: string): number | string | undefined {
-  const m = new RegExp(`\\b(\\d+)(?:\\s*(?:-|to)\\s*(\\d+))?\\+?[- ]?(?:${unit})\\b`, 'i').exec(text);
-  if (!m) return undefined;
-  if (m[2]) return `${m[1]}-${m[2]}`;
-  return Number(m[1]);
-}
-
 const PROPERTY_TYPES: Array<[RegExp, string]> = [
   [/\bcondos?\b|\bcondominiums?\b/i, 'Condo'],
   [/\btown ?(?:houses?|homes?)\b/i, 'Townhouse'],
@@ -236,17 +188,6 @@ const PROPERTY_TYPES: Array<[RegExp, string]> = [
   [/\bsingle[- ]family\b|\bhouses\b/i, 'Single Family'],
   [/\bvacant land\b|\bland parcels?\b|\blots? for sale\b/i, 'Land'],
 ];
-
-function recency(lower: string): number | undefined {
-  const n = /\b(?:last|past|previous|within)\s+(\d+)\s+(hour|day|week|month|year)s?\b/.exec(lower);
-  const per: Record<string, number> = { hour: 1, day: 1, week: 7, month: 30, year: 365 };
-  if (n) return Math.max(1, Number(n[1]) * (per[n[2] as string] ?? 1));
-  const one = /\b(?:last|past|this|previous)\s+(hour|day|week|month|year)\b/.exec(lower);
-  if (one) return per[one[1] as string];
-  if (/\btoday\b|\blast 24 hours\b|\bbreaking\b/.test(lower)) return 1;
-  if (/\byesterday\b/.test(lower)) return 2;
-  return undefined;
-}
 
 /** Words that instruct, name sources or recency: removed from the topic, with connectors next to them. */
 const INSTRUCTION = new Set(
@@ -260,6 +201,18 @@ const INSTRUCTION = new Set(
   ).split(' '),
 );
 const CONNECTORS = new Set('about on for of from with in and or the a an to by at into regarding'.split(' '));
+
+/** Text in double, typographic or single quotes (an apostrophe in "owner's" is not a quote). */
+function quotedText(text: string): string[] {
+  const out: string[] = [];
+  const re =
+    /"([^"\n]{2,200})"|“([^”\n]{2,200})”|‘([^’\n]{2,200})’|`([^`\n]{2,200})`|(?<![\p{L}\d])'([^'\n]{2,200}?)'(?![\p{L}\d])/gu;
+  for (const m of text.matchAll(re)) {
+    const q = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5] ?? '').trim();
+    if (q.length >= 2) out.push(q);
+  }
+  return out;
+}
 
 function topicOf(text: string): string {
   // "what X, Y and Z say about T": the subject follows "about" when sources or instructions come before it.
@@ -318,7 +271,15 @@ function fieldList(text: string): string[] | undefined {
 export function extract(goal: string): Extracted {
   const text = goal.trim().slice(0, 2000);
   const lower = text.toLowerCase();
-  const x: Extracted = { text, lower, urls: [], ids: [], topic: topicOf(text) };
+  const x: Extracted = {
+    ...amounts(text),
+    text,
+    lower,
+    urls: [],
+    ids: [],
+    quoted: quotedText(text),
+    topic: topicOf(text),
+  };
 
   for (const m of text.matchAll(URL_RE)) x.urls.push(cleanUrl(m[0]));
   const withoutUrls = text.replace(URL_RE, ' ');
@@ -350,10 +311,14 @@ export function extract(goal: string): Extracted {
     }
   }
   if (!x.address) {
+    // Quoted text that starts like a street address is a partial address, said exactly ("12 Maple Av").
+    const quotedAddress = x.quoted.find((q) => /^\d{1,6}[A-Za-z]?\s+[A-Za-z]/.test(q));
     for (const m of text.matchAll(CITY_STATE_RE)) {
       const city = (m[1] as string).replace(/^(?:In|Near|Around|For|Of|At)\s+/, '');
       const state = stateCode(m[2] as string);
       if (!state || /^(?:I|The|A|My|Find|Show|Get|List)$/.test(city)) continue;
+      // "55 Wall St NY": a street, not a city.
+      if (new RegExp(`\\b${SUFFIX}\\.?$`, 'i').test(city) || /\d\s*$/.test(text.slice(0, m.index))) continue;
       x.city = city;
       x.state = state;
       break;
@@ -362,6 +327,7 @@ export function extract(goal: string): Extracted {
       /\baddress(?:es)?\b[^:]*:\s*([^.?!\n]{3,80})/i.exec(text) ??
       /\b(\d{1,6}\s+[A-Z][a-z]+(?:\s+[A-Za-z]+){0,3})\s*$/.exec(text);
     if (partial) x.partialAddress = (partial[1] as string).trim();
+    if (quotedAddress) x.partialAddress = quotedAddress;
   }
   x.zip ??= /(?<![\d$.,])\b(\d{5})(?:-\d{4})?\b(?![\d,.]|\s*(?:pages|results|items|bytes))/.exec(
     withoutUrls,
@@ -386,7 +352,7 @@ export function extract(goal: string): Extracted {
     );
   if (radius) x.radius = Number(radius[1] ?? radius[2]);
 
-  for (const m of text.matchAll(ID_RE)) x.ids.push({ kind: ID_KIND[m[1] as string] as IdKind, value: m[0] });
+  x.ids = goalIds(text);
 
   x.email = /\b[\w.+-]+@[\w-]+\.[\w.-]+\b/.exec(text)?.[0];
   x.phone = /(?<!\d)(?:\+?1[\s.-]?)?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\d)/.exec(text)?.[0];
@@ -398,25 +364,7 @@ export function extract(goal: string): Extracted {
     x.person = { first: person[1] as string, last: person[2] as string };
   }
 
-  const count =
-    /\b(?:top|first|up to|max(?:imum)?|limit(?: of)?|at most|only|last|latest|recent)\s+(\d{1,5})\b/i.exec(
-      lower,
-    ) ??
-    /\b(\d{1,5})\s+(?:(?:most|latest|last|recent|newest)\s+){0,2}(?:results|pages|items|links|comps|comparables|listings|charges|transactions|calls|urls|hits|homes|properties|files)\b/i.exec(
-      lower,
-    );
-  if (count) x.count = Number(count[1]);
-  const beds = rooms(text, 'bed(?:room)?s?|br|bd');
-  if (beds !== undefined) x.bedrooms = beds;
-  const baths = rooms(text, 'bath(?:room)?s?|ba');
-  if (baths !== undefined) x.bathrooms = baths;
-  x.price = priceRange(text);
   x.propertyType = PROPERTY_TYPES.find(([re]) => re.test(text))?.[1];
-  x.recencyDays = recency(lower);
-  const months =
-    /\b(\d{1,3})\s+months?\b/.exec(lower) ?? /\b(\d{1,2})\s+years?\b(?=.*\b(?:history|trend))/.exec(lower);
-  if (months) x.months = /years?/.test(months[0]) ? Number(months[1]) * 12 : Number(months[1]);
-
   const file =
     /(?<![\w/.-])([\w-][\w .-]{0,80}?\.(mp4|mov|mkv|webm|mp3|wav|aac|m4a|png|jpe?g|webp|gif|pdf|csv|txt|json|zip))\b/i.exec(
       withoutUrls,
@@ -424,11 +372,6 @@ export function extract(goal: string): Extracted {
   if (file) {
     x.filename = (file[1] as string).trim().split(/\s+/).pop() as string;
     x.mime = MIME[(file[2] as string).toLowerCase()];
-  }
-  const size = /\b(\d+(?:\.\d+)?)\s*(kb|mb|gb|bytes?)\b/i.exec(text);
-  if (size) {
-    const mult: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, byte: 1, bytes: 1 };
-    x.sizeBytes = Math.round(Number(size[1]) * (mult[(size[2] as string).toLowerCase()] ?? 1));
   }
   x.aspectRatio =
     /\b(16:9|9:16|1:1|4:5)\b/.exec(text)?.[1] ??
@@ -458,9 +401,7 @@ export function extract(goal: string): Extracted {
   x.tag =
     /\btagged\s+(?:with\s+)?["“']?([\w-]{1,40})/i.exec(text)?.[1] ??
     /\btag\s+["“']?([\w-]{1,40})/i.exec(text)?.[1];
-  const asOf =
-    /\bas of\s+(\d{4}(?:-?\d{2}(?:-?\d{2})?)?)\b/i.exec(text) ??
-    /\b(?:archived?|wayback)\b.*?\b(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})\b/i.exec(text);
-  if (asOf) x.asOf = (asOf[1] as string).replaceAll('-', '');
+  const asOf = /\b(?:as of|archived?|wayback|snapshot|copy)\b/i.test(text) ? calendarDate(text) : undefined;
+  if (asOf) x.asOf = asOf;
   return x;
 }

@@ -1,6 +1,6 @@
 import { findAction } from '../../catalog/index.js';
 import { type PlannedCall, planCalls } from '../../tools/consult-plan.js';
-import { rankGoal } from '../../tools/goal-signals.js';
+import { rankGoal } from '../../tools/discover.js';
 import type { Goal } from './goals.js';
 
 // Scores platform/discover and platform/consult on plain-English goals, as an agent would use them:

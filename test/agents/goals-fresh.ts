@@ -218,6 +218,8 @@ export const FRESH: Goal[] = [
     goal: 'I have clip.mp4 on my desktop and want it rendered into a video with a title',
     actions: ['files/upload', 'videoasm/upload', 'videoasm/render'],
     consultFirst: ['files/upload'],
+    // The goal does not say how big the file is: only the person can.
+    missing: ['size_bytes'],
     values: { filename: 'clip.mp4', mime: 'video/mp4' },
     steps: ['files/upload', 'videoasm/upload', 'videoasm/create_project', 'videoasm/render'],
   },
@@ -238,6 +240,7 @@ export const FRESH: Goal[] = [
     goal: 'upload song.mp3',
     actions: ['files/upload', 'mediastage/upload'],
     consultFirst: ['files/upload'],
+    missing: ['size_bytes'],
     otherReading: ['mediastage/upload'],
   },
   // --- platform

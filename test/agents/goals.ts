@@ -280,6 +280,8 @@ export const TUNING: Goal[] = [
   {
     goal: 'Check whether my video composition is valid before rendering',
     actions: ['videoasm/validate'],
+    // The goal does not give the composition: the call must say so (issue 25), not pass an empty body.
+    missing: ['tracks'],
   },
   // more variety
   {
@@ -462,7 +464,7 @@ export const HELD_OUT_2: Goal[] = [
   {
     goal: 'Show single family homes for sale in Boise, ID with at least 4 bedrooms',
     actions: ['propstats/sale-listings'],
-    values: { city: 'Boise', state: 'ID', bedrooms: 4 },
+    values: { city: 'Boise', state: 'ID', bedrooms: '4-*' },
   },
   {
     goal: 'list rental listings near 39.7392, -104.9903 within 3 miles',
@@ -804,6 +806,8 @@ export const HELD_OUT_4: Goal[] = [
   {
     goal: 'Validate this composition before I save it to the project',
     actions: ['videoasm/validate'],
+    // The goal does not give the composition: the call must say so (issue 25), not pass an empty body.
+    missing: ['tracks'],
   },
   {
     goal: 'stage voiceover.mp3 for an audio model',

@@ -56,7 +56,7 @@ describe('[consult:values-from-goal] values read from the goal', () => {
     expect(extract('map docs.stripe.com/api please').urls).toEqual(['https://docs.stripe.com/api']);
     expect(extract('save report.pdf').urls).toEqual([]);
     expect(extract('is rnd_0mdx3k2a1b2c3d4e done').ids).toEqual([
-      { kind: 'render', value: 'rnd_0mdx3k2a1b2c3d4e' },
+      { prefix: 'rnd', value: 'rnd_0mdx3k2a1b2c3d4e' },
     ]);
     expect(extract('top 15 results from the past 3 days')).toMatchObject({ count: 15, recencyDays: 3 });
     expect(extract('upload clip.mov (12 MB)')).toMatchObject({
