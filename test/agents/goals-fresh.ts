@@ -254,3 +254,227 @@ export const FRESH: Goal[] = [
     values: { limit: 30 },
   },
 ];
+
+// A second batch, written after the first round of rules and scored before any change it prompted
+// (bench/agents-untouched.json keeps that first measurement).
+export const FRESH_2: Goal[] = [
+  {
+    goal: 'what rent should I ask for my condo at 301 N Clark St, Chicago, IL 60654',
+    actions: ['propstats/rent-estimate'],
+    values: { address: '301 N Clark St, Chicago, IL 60654' },
+  },
+  {
+    goal: 'comps and a value range for 12 Oak Ct, Sacramento, CA 95814 within half a mile',
+    actions: ['propstats/value-estimate'],
+    values: { address: '12 Oak Ct, Sacramento, CA 95814', maxRadius: 0.5 },
+  },
+  {
+    goal: 'list houses for sale in Tampa, FL, 3+ bedrooms, 2+ baths, below 600k',
+    actions: ['propstats/sale-listings'],
+    values: { city: 'Tampa', state: 'FL', bedrooms: '3-*', bathrooms: '2-*', price: '*-600000' },
+  },
+  {
+    goal: 'how many days do homes sit on the market in 37203',
+    actions: ['propstats/market-stats'],
+    values: { zipCode: '37203', dataType: 'Sale' },
+  },
+  {
+    goal: 'Rentals under $1800/mo near 47.6062, -122.3321, 2 mile radius',
+    actions: ['propstats/rental-listings'],
+    values: { latitude: 47.6062, longitude: -122.3321, radius: 2, price: '*-1800' },
+  },
+  {
+    goal: 'Resolve "1 Infinite Lp Cupertino" into a full address',
+    actions: ['propdata/autocomplete'],
+    values: { search: '1 Infinite Lp Cupertino' },
+  },
+  {
+    goal: 'Equity and open liens at 42 Harbor View Rd, Newport, RI 02840?',
+    actions: ['propdata/property-detail'],
+    values: { address: '42 Harbor View Rd, Newport, RI 02840' },
+  },
+  {
+    goal: 'give me an AVM for property 30918842',
+    actions: ['propdata/avm'],
+    values: { id: '30918842' },
+  },
+  {
+    goal: "need the cell phone of the person who owns 88 Elm St, Salem, OR 97301, I'm a buyer",
+    actions: ['propdata/skiptrace'],
+    values: { address: '88 Elm St', city: 'Salem', state: 'OR', zip: '97301' },
+  },
+  {
+    goal: 'Find contact info for Maria Lopez in Phoenix, AZ',
+    actions: ['propdata/skiptrace'],
+    values: { first_name: 'Maria', last_name: 'Lopez', city: 'Phoenix', state: 'AZ' },
+  },
+  {
+    goal: 'acreage and APN of the lot at 700 Prairie Ln, Lincoln, NE 68508',
+    actions: ['propdata/parcel'],
+    values: { address: '700 Prairie Ln, Lincoln, NE 68508' },
+  },
+  {
+    goal: 'tax history for 15 Cedar Ave, Ithaca, NY 14850',
+    actions: ['propstats/properties', 'propdata/property-detail'],
+    values: { address: '15 Cedar Ave, Ithaca, NY 14850' },
+  },
+  // web
+  {
+    goal: 'grab the article at https://news.example.com/2024/05/story.html as clean markdown',
+    actions: ['scraperA/scrape', 'scraperC/markdown', 'scraperB/scrape'],
+    values: { url: 'https://news.example.com/2024/05/story.html' },
+  },
+  {
+    goal: 'Crawl docs.example.dev — all pages, up to 60 — and give me their content',
+    actions: ['scraperA/crawl', 'scraperB/crawl'],
+    values: { url: 'https://docs.example.dev', 'limit|maxPages': 60 },
+    steps: ['scraperA/crawl|scraperB/crawl', 'scraperA/crawl_status|scraperB/crawl_status'],
+  },
+  {
+    goal: 'where is crawl_a_0mwjljzsg0rz41z4futydvtgz at?',
+    actions: ['scraperA/crawl_status'],
+    values: { id: 'crawl_a_0mwjljzsg0rz41z4futydvtgz' },
+  },
+  {
+    goal: 'next batch of pages for crawl_b_0mwpli02cpnem29gtpfsh44mz',
+    actions: ['scraperB/crawl_status'],
+    values: { id: 'crawl_b_0mwpli02cpnem29gtpfsh44mz' },
+  },
+  {
+    goal: 'extract_b_0mwn28i3akzbknsf7mgowjx5l — results?',
+    actions: ['scraperB/extract_status'],
+    values: { id: 'extract_b_0mwn28i3akzbknsf7mgowjx5l' },
+  },
+  {
+    goal: 'check the crawl I started earlier',
+    actions: ['scraperA/crawl_status', 'scraperB/crawl_status'],
+    missing: ['id'],
+  },
+  {
+    goal: 'what URLs does https://shop.example.com have? just the list, no content',
+    actions: ['scraperA/map', 'scraperB/map'],
+    values: { url: 'https://shop.example.com' },
+  },
+  {
+    goal: 'Fetch https://example.com/login with the cookie session=abc123 as raw HTML',
+    actions: ['scraperC/scrape'],
+    values: { url: 'https://example.com/login' },
+  },
+  {
+    goal: 'page https://example.org/widgets loads its data late: wait 8 seconds, then screenshot it',
+    actions: ['scraperA/scrape', 'scraperB/scrape'],
+    values: { url: 'https://example.org/widgets', waitFor: 8000 },
+  },
+  {
+    goal: 'search "site reliability engineering books" and return 12 results',
+    actions: ['scraperA/search', 'scraperB/search'],
+    values: { query: 'site reliability engineering books', limit: 12 },
+  },
+  {
+    goal: 'latest headlines this past week on semiconductor export controls',
+    actions: ['scraperB/search', 'platform/supersearch'],
+    values: { query: 'semiconductor export controls' },
+  },
+  {
+    goal: 'from https://jobs.example.com/123 pull: company, salary(number), remote(boolean)',
+    actions: ['scraperC/extract', 'scraperA/extract', 'scraperB/extract'],
+    values: { 'url|urls.0': 'https://jobs.example.com/123' },
+  },
+  {
+    goal: 'compare pricing on https://a.example.com/pricing, https://b.example.com/pricing and https://c.example.com/pricing as structured data',
+    actions: ['scraperA/extract', 'scraperB/extract'],
+    values: { 'urls.0': 'https://a.example.com/pricing', 'urls.2': 'https://c.example.com/pricing' },
+  },
+  {
+    goal: 'academic and news sources on CRISPR off-target effects, with citations',
+    actions: ['platform/supersearch'],
+    values: { query: 'CRISPR off-target effects' },
+  },
+  {
+    goal: 'Wie war https://example.de/preise am 1. Juni 2020? archived version please',
+    actions: ['platform/supersearch'],
+    values: { 'urls.0': 'https://example.de/preise' },
+  },
+  // files, staging, video
+  {
+    goal: 'put my local podcast.mp3 (52 MB) into storage tagged episodes',
+    actions: ['files/upload'],
+    values: { filename: 'podcast.mp3', size_bytes: 52000000, 'tags.0': 'episodes' },
+  },
+  {
+    goal: 'import https://cdn.example.com/logo.svg into my files',
+    actions: ['files/upload_from_url'],
+    values: { url: 'https://cdn.example.com/logo.svg' },
+  },
+  {
+    goal: 'do I already have a file called budget.xlsx stored?',
+    actions: ['files/list'],
+    values: { filename: 'budget.xlsx' },
+  },
+  {
+    goal: 'I need an upload URL for reference.png to feed an image model',
+    actions: ['mediastage/upload'],
+    values: { file_name: 'reference.png', content_type: 'image/png' },
+  },
+  {
+    goal: 'add file_0mwhcveyh2jzzs6f3dwlohq21 to the video editor as background music',
+    actions: ['videoasm/upload'],
+    values: { file_id: 'file_0mwhcveyh2jzzs6f3dwlohq21' },
+  },
+  {
+    goal: 'kick off the full-resolution render of prj_0mwp6aztv7i2d3v1kk3mv2bsx and tell me when it is done',
+    actions: ['videoasm/render'],
+    values: { project_id: 'prj_0mwp6aztv7i2d3v1kk3mv2bsx', intent: 'final' },
+    steps: ['videoasm/render', 'videoasm/result'],
+  },
+  {
+    goal: 'download link for render rnd_0mwuraklkfy348m0sdet3gk8x',
+    actions: ['videoasm/result'],
+    values: { job_id: 'rnd_0mwuraklkfy348m0sdet3gk8x' },
+  },
+  {
+    goal: 'set up a 1:1 video project named Product Tour',
+    actions: ['videoasm/create_project'],
+    values: { name: 'Product Tour', 'format.aspectRatio': '1:1' },
+  },
+  {
+    goal: 'turn file_0mwlhv8dkr3ayn66hfyeagciv into a 9:16 reel and render it',
+    actions: ['videoasm/upload', 'videoasm/render'],
+    consultFirst: ['videoasm/upload'],
+    values: { file_id: 'file_0mwlhv8dkr3ayn66hfyeagciv' },
+    steps: ['videoasm/upload', 'videoasm/create_project', 'videoasm/validate', 'videoasm/put_composition', 'videoasm/render'],
+  },
+  {
+    goal: 'make a short video out of intro.mov from my computer (30 MB)',
+    actions: ['files/upload', 'videoasm/upload', 'videoasm/render'],
+    consultFirst: ['files/upload'],
+    values: { filename: 'intro.mov', size_bytes: 30000000 },
+    steps: ['files/upload', 'videoasm/upload', 'videoasm/create_project', 'videoasm/render'],
+  },
+  {
+    goal: 'stage a file',
+    actions: ['mediastage/upload'],
+    missing: ['file_name', 'content_type'],
+  },
+  {
+    goal: 'upload photo.jpg',
+    actions: ['files/upload', 'mediastage/upload'],
+    consultFirst: ['files/upload'],
+    missing: ['size_bytes'],
+    otherReading: ['mediastage/upload'],
+  },
+  // platform
+  {
+    goal: 'how much have I got left to spend?',
+    actions: ['platform/balance'],
+  },
+  {
+    goal: 'show what my last 3 calls cost',
+    actions: ['platform/transactions'],
+    values: { limit: 3 },
+  },
+  {
+    goal: 'wich actions can get property values?',
+    actions: ['platform/discover', 'propstats/value-estimate', 'propdata/avm'],
+  },
+];
