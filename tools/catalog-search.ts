@@ -30,7 +30,18 @@ function undouble(t: string): string {
 }
 
 /** URLs, e-mail addresses and ids are values, not words about what to do: they do not take part in matching. */
-const VALUES = /\bhttps?:\/\/\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+|\b(?:rnd|prj|med|file|crawl|extract)_\w+/gi;
+const VALUES =
+  /\bhttps?:\/\/\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[0-9a-z]*\d)[0-9a-z]{3,}\b|\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b/gi;
+
+/** Every word, stop words kept ("which tool"): for matching keyword phrases as written. */
+function words(text: string): string[] {
+  return text
+    .replace(VALUES, ' ')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t.length > 0)
+    .map(stem);
+}
 
 export function tokenize(text: string): string[] {
   return text
@@ -50,6 +61,8 @@ interface Indexed {
   weak: Set<string>;
   /** Multi-word keywords, stemmed, matched as phrases. */
   phrases: string[][];
+  /** Multi-word keywords word for word, stop words included, matched allowing one typo per long word. */
+  loose: string[][];
 }
 
 const INDEX: Indexed[] = actions.map((a) => ({
@@ -58,6 +71,7 @@ const INDEX: Indexed[] = actions.map((a) => ({
   strong: new Set(tokenize(`${a.title.replace(/\([^)]*\)/g, '')} ${a.keywords.join(' ')}`)),
   weak: new Set(tokenize(a.summary)),
   phrases: a.keywords.map(tokenize).filter((p) => p.length > 1),
+  loose: a.keywords.map(words).filter((p) => p.length > 1),
 }));
 
 /** Inverse document frequency of each term over names, titles and keywords: rare words decide. */
@@ -69,9 +83,12 @@ const IDF: ReadonlyMap<string, number> = (() => {
   return new Map([...df].map(([t, d]) => [t, Math.log(1 + n / d)]));
 })();
 
-function containsPhrase(terms: string[], phrase: string[]): boolean {
+function containsPhrase(terms: string[], phrase: string[], typos = false): boolean {
+  const same = (a: string, b: string) =>
+    a === b || (typos && a.length >= 4 && b.length >= 4 && oneTypo(a, b));
   outer: for (let i = 0; i + phrase.length <= terms.length; i++) {
-    for (let j = 0; j < phrase.length; j++) if (terms[i + j] !== phrase[j]) continue outer;
+    for (let j = 0; j < phrase.length; j++)
+      if (!same(terms[i + j] as string, phrase[j] as string)) continue outer;
     return true;
   }
   return false;
@@ -124,7 +141,8 @@ export function scoreCatalog(query: string): Match[] {
   const terms = [...new Set(seq)];
   if (terms.length === 0) return [];
   const out: Match[] = [];
-  for (const { action, name, strong, weak, phrases } of INDEX) {
+  const raw = words(query);
+  for (const { action, name, strong, weak, phrases, loose } of INDEX) {
     let score = 0;
     for (const t of terms) {
       const idf = IDF.get(t) ?? 0;
@@ -141,6 +159,9 @@ export function scoreCatalog(query: string): Match[] {
       }
     }
     for (const p of phrases) if (containsPhrase(seq, p)) score += 1.5 * p.length;
+    // A phrase the stemmed words miss ("which tool", or "wich tools" with a typo) still counts, a little less.
+    for (const p of loose)
+      if (tokenize(p.join(' ')).length < 2 && containsPhrase(raw, p, true)) score += 1.2 * p.length;
     // Of two actions sharing a word ("crawl"), the one the query names whole wins over its status poll.
     if (score > 0 && name.size > 0) score += [...name].filter((t) => terms.includes(t)).length / name.size;
     out.push({ action, score: score / Math.sqrt(terms.length) });

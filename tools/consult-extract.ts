@@ -1,5 +1,5 @@
 import { type GoalId, goalIds } from './consult-ids.js';
-import { type Amounts, amounts, calendarDate } from './consult-units.js';
+import { type Amounts, amounts, calendarDate, digits } from './consult-units.js';
 
 // platform/consult, step 1: the values a plain-English goal carries. Pure text work, no model: URLs (cleaned,
 // bare domains made absolute), US addresses (whole and split into house, street, unit, city, state, zip),
@@ -48,6 +48,9 @@ export interface Extracted extends Amounts {
   name?: string;
   tag?: string;
   asOf?: string;
+  /** Assessor's parcel number and county FIPS code. */
+  apn?: string;
+  fips?: string;
   /** The goal's subject with instructions, sources and recency removed: what a search should send. */
   topic: string;
 }
@@ -131,6 +134,7 @@ const CITY_STATE_RE = new RegExp(`\\b(${CITY}),?\\s+(${STATE_ALT})\\b(?!\\s*\\d{
 
 const TLDS =
   'com|org|net|io|dev|ai|co|app|gov|edu|info|biz|us|uk|de|fr|ca|au|me|tv|xyz|tech|sh|so|gg|ly|to|cc|site|blog';
+const TLD_SET = new Set(TLDS.split('|'));
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`]+/gi;
 const DOMAIN_RE = new RegExp(
   `(?<![@\\w/.-])((?:[a-z0-9-]+\\.)+(?:${TLDS}))(?![\\w-])(\\/[^\\s<>"'\`]*)?`,
@@ -156,6 +160,23 @@ const MIME: Record<string, string> = {
   txt: 'text/plain',
   json: 'application/json',
   zip: 'application/zip',
+  svg: 'image/svg+xml',
+  heic: 'image/heic',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  m4v: 'video/x-m4v',
+  avi: 'video/x-msvideo',
+  flac: 'audio/flac',
+  ogg: 'audio/ogg',
+  opus: 'audio/opus',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  md: 'text/markdown',
+  html: 'text/html',
+  xml: 'application/xml',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
 };
 
 const PLATFORMS: Array<[RegExp, string]> = [
@@ -329,9 +350,14 @@ export function extract(goal: string): Extracted {
     if (partial) x.partialAddress = (partial[1] as string).trim();
     if (quotedAddress) x.partialAddress = quotedAddress;
   }
-  x.zip ??= /(?<![\d$.,])\b(\d{5})(?:-\d{4})?\b(?![\d,.]|\s*(?:pages|results|items|bytes))/.exec(
-    withoutUrls,
+  x.apn = /\bAPN\s*(?:#|:|no\.?|number)?\s*((?=[0-9A-Za-z-]*\d)[0-9A-Za-z][0-9A-Za-z-]{2,29})\b/i.exec(
+    text,
   )?.[1];
+  x.fips = /\bFIPS\s*(?:#|:|code)?\s*(\d{5})\b/i.exec(text)?.[1];
+  x.zip ??=
+    /(?<![\d$.,])(?<!fips\s*(?:code\s*)?[:#]?\s*)\b(\d{5})(?:-\d{4})?\b(?![\d,.]|\s*(?:pages|results|items|bytes))/i.exec(
+      withoutUrls,
+    )?.[1];
 
   const coords =
     /(-?\d{1,2}\.\d{2,})\s*°?\s*([NS])?\s*,\s*(-?\d{1,3}\.\d{2,})\s*°?\s*([EW])?/i.exec(text) ??
@@ -347,8 +373,8 @@ export function extract(goal: string): Extracted {
     if (Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180) x.coords = { latitude, longitude };
   }
   const radius =
-    /\bwithin\s+(\d+(?:\.\d+)?)\s*(?:miles?|mi)\b|\b(\d+(?:\.\d+)?)[- ]?(?:miles?|mi)\s+radius\b/i.exec(
-      lower,
+    /\b(?:within|in|inside)\s+(\d+(?:\.\d+)?)\s*(?:miles?|mi)\b|\b(\d+(?:\.\d+)?)[- ]?(?:miles?|mi)\s+(?:radius|of|around|from)\b/i.exec(
+      digits(lower),
     );
   if (radius) x.radius = Number(radius[1] ?? radius[2]);
 
@@ -365,12 +391,17 @@ export function extract(goal: string): Extracted {
   }
 
   x.propertyType = PROPERTY_TYPES.find(([re]) => re.test(text))?.[1];
-  const file =
-    /(?<![\w/.-])([\w-][\w .-]{0,80}?\.(mp4|mov|mkv|webm|mp3|wav|aac|m4a|png|jpe?g|webp|gif|pdf|csv|txt|json|zip))\b/i.exec(
-      withoutUrls,
+  // A file name: known media and document types, or any short extension that is not a web domain's.
+  const file = [
+    ...withoutUrls.matchAll(/(?<![\w/.@-])([\w-][\w.-]{0,80}\.([a-z0-9]{2,5}))(?![\w/@-])/gi),
+  ].find((m) => {
+    const ext = (m[2] as string).toLowerCase();
+    return (
+      MIME[ext] !== undefined || (!TLD_SET.has(ext) && !/^\d+$/.test(ext) && /[a-z]/i.test(m[1] as string))
     );
+  });
   if (file) {
-    x.filename = (file[1] as string).trim().split(/\s+/).pop() as string;
+    x.filename = (file[1] as string).replace(/[.]+$/, '');
     x.mime = MIME[(file[2] as string).toLowerCase()];
   }
   x.aspectRatio =

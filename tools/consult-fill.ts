@@ -95,8 +95,12 @@ function property(action: Action, x: Extracted, set: (k: string, v: unknown) => 
     set('phone', x.phone);
     return;
   }
+  set('apn', x.apn);
+  set('fips', x.apn ? x.fips : undefined);
   if (a) set('address', a.full);
-  else if (x.coords) {
+  else if (x.apn && 'apn' in shape) {
+    // identified by apn + fips
+  } else if (x.coords) {
     set('latitude', x.coords.latitude);
     set('longitude', x.coords.longitude);
     set('radius', x.radius ?? (action.id === 'propdata/parcel' || !('radius' in shape) ? undefined : 1));
@@ -110,7 +114,10 @@ function property(action: Action, x: Extracted, set: (k: string, v: unknown) => 
   set('search', partial ?? a?.full ?? (x.city && x.state ? `${x.city}, ${x.state}` : undefined));
   if (action.id === 'propstats/market-stats') {
     const rent = has(x, /\brent(al)?s?\b|\blease/);
-    const sale = has(x, /\bsale|sell|selling|sold|home prices?|house prices?|for-sale\b/);
+    const sale = has(
+      x,
+      /\bsale|sell|selling|sold|home prices?|house prices?|for-sale|on (?:the )?market|inventory\b/,
+    );
     set('dataType', rent && !sale ? 'Rental' : sale && !rent ? 'Sale' : undefined);
   }
   if (has(x, /\b(?:sold|inactive|historical|off[- ]market|past listings|delisted)\b/))

@@ -1,7 +1,7 @@
 import { type Action, catalog, findAction } from '../catalog/index.js';
 import type { Extracted } from './consult-extract.js';
 import { fillParams } from './consult-fill.js';
-import { ID_SLOTS, type IdSlot, idFor, producedAt } from './consult-ids.js';
+import { ID_SLOTS, type IdSlot, idFit, idFor, isPoll, producedAt } from './consult-ids.js';
 
 // platform/consult, step 3: goals that take more than one call. A step's input may come from an earlier step's
 // output: the field holds a placeholder string "<step N: path>" and `inputs_from` says where to take the real
@@ -73,11 +73,20 @@ const mediaSlot = ID_SLOTS.find(
 const mediaIdOf = (x: Extracted) =>
   x.ids.find((i) => mediaSlot?.prefix !== undefined && i.prefix === mediaSlot.prefix)?.value;
 
+/** Bytes the person holds: "from my disk", "on my laptop", "a local file". */
+export const LOCAL =
+  /\b(?:from|on|in|off) (?:my|the|our|your|this) (?:disk|drive|hard drive|computer|laptop|desktop|machine|pc|mac|phone|device|downloads|folder)\b|\blocal(?:ly)?\b|\bi have (?:a|the)? ?(?:video|file|clip)\b/;
+
 /** The goal asks for a finished video from media it names (a URL, a local file, a stored file or a media id). */
 export function wantsVideoPipeline(x: Extracted): boolean {
   const fileId = idFor(catalog['videoasm/upload'], 'file_id', x.ids);
   const media = mediaIdOf(x);
-  const source = x.urls.length > 0 || x.filename !== undefined || fileId !== undefined || media !== undefined;
+  const source =
+    x.urls.length > 0 ||
+    x.filename !== undefined ||
+    fileId !== undefined ||
+    media !== undefined ||
+    LOCAL.test(x.lower);
   if (!source) return false;
   if (media && /\brender|\bclip\b|\btrack\b|\bcomposition\b/.test(x.lower)) return true;
   return MAKE_VIDEO.test(x.lower) && VIDEO_WORD.test(x.lower);
@@ -89,27 +98,38 @@ function clipSeconds(x: Extracted): number {
   return m ? Number(m[1]) : 10;
 }
 
-/** docs/spec.md §4.2's order, from where the goal starts: store → import → project → validate → put → render → result. */
+/** Every id in the goal that fits a slot's kind exactly (several stored files, several media items). */
+function idsOfKind(x: Extracted, slot: IdSlot | undefined): string[] {
+  return slot ? x.ids.filter((i) => idFit(slot, i) === 2).map((i) => i.value) : [];
+}
+
+/**
+ * docs/spec.md §4.2's order, from where the goal starts: store → import → project → validate → put → render →
+ * result. Each source the goal names (URLs, a local file, stored files, media items) becomes one clip, in order.
+ */
 export function videoPipeline(x: Extracted): Step[] {
   const steps: Step[] = [];
-  const fileId = idFor(catalog['videoasm/upload'], 'file_id', x.ids);
+  const upload = catalog['videoasm/upload'];
+  const fileSlot = ID_SLOTS.find((s) => s.action === upload && s.path === 'file_id');
   const projectId = idFor(catalog['videoasm/render'], 'project_id', x.ids);
-  const mediaId = mediaIdOf(x);
-  let media: [number, string] | undefined;
-  if (!mediaId) {
-    let fileStep = 0;
-    if (!fileId) {
-      const store = x.urls.length > 0 ? catalog['files/upload_from_url'] : catalog['files/upload'];
-      const note = store === catalog['files/upload'] ? 'Then PUT the bytes to put_url.' : undefined;
-      steps.push(step(store, fillParams(store, x), {}, note));
-      fileStep = 1;
-    }
-    const upload = catalog['videoasm/upload'];
-    const uploadParams = fillParams(upload, x);
-    steps.push(
-      fileStep ? step(upload, uploadParams, { file_id: [fileStep, 'file_id'] }) : step(upload, uploadParams),
-    );
-    media = [steps.length, 'media_id'];
+  // Media already imported, or each source imported: [step, output] for a link, or the id itself.
+  const clips: Array<[number, string] | string> = idsOfKind(x, mediaSlot);
+  const uploadParams = fillParams(upload, x);
+  delete uploadParams.file_id;
+  for (const fileId of idsOfKind(x, fileSlot)) {
+    steps.push(step(upload, { ...uploadParams, file_id: fileId }));
+    clips.push([steps.length, 'media_id']);
+  }
+  const store = (action: Action, params: Params, note?: string) => {
+    steps.push(step(action, params, {}, note));
+    steps.push(step(upload, uploadParams, { file_id: [steps.length, 'file_id'] }));
+    clips.push([steps.length, 'media_id']);
+  };
+  const fromUrl = catalog['files/upload_from_url'];
+  for (const url of x.urls.slice(0, 5)) store(fromUrl, { ...fillParams(fromUrl, x), url });
+  if (clips.length === 0) {
+    const local = catalog['files/upload'];
+    store(local, fillParams(local, x), 'Then PUT the bytes to put_url.');
   }
   const format = {
     aspectRatio: x.aspectRatio ?? '16:9',
@@ -124,36 +144,27 @@ export function videoPipeline(x: Extracted): Step[] {
     project = [steps.length, 'id'];
   }
   const seconds = clipSeconds(x);
-  const composition = {
-    v: 1,
-    format,
-    tracks: [
-      {
-        id: 'track-video',
-        kind: 'video',
-        contents: [
-          {
-            id: 'clip-1',
-            startTime: 0,
-            duration: seconds,
-            source: { kind: 'media', mediaId: mediaId ?? '', trim: { start: 0, end: seconds } },
-          },
-        ],
-      },
-    ],
-  };
-  const mediaPath = 'tracks.0.contents.0.source.mediaId';
-  const mediaLink: Record<string, [number, string]> = media ? { [mediaPath]: media } : {};
+  const links: Record<string, [number, string]> = {};
+  const contents = clips.map((c, i) => {
+    if (typeof c !== 'string') links[`tracks.0.contents.${i}.source.mediaId`] = c;
+    const source = {
+      kind: 'media',
+      mediaId: typeof c === 'string' ? c : '',
+      trim: { start: 0, end: seconds },
+    };
+    return { id: `clip-${i + 1}`, startTime: i * seconds, duration: seconds, source };
+  });
+  const composition = { v: 1, format, tracks: [{ id: 'track-video', kind: 'video', contents }] };
   const projectLink: Record<string, [number, string]> = project ? { project_id: project } : {};
   const withProject = projectId ? { project_id: projectId } : {};
   steps.push(
-    step(catalog['videoasm/validate'], composition, mediaLink, 'Repeat, fixing errors, until valid is true.'),
+    step(catalog['videoasm/validate'], composition, links, 'Repeat, fixing errors, until valid is true.'),
   );
   steps.push(
     step(
       catalog['videoasm/put_composition'],
       { ...withProject, ...composition },
-      { ...projectLink, ...mediaLink },
+      { ...projectLink, ...links },
     ),
   );
   const render = catalog['videoasm/render'];
@@ -181,10 +192,14 @@ export function prerequisite(
   runnable: (a: Action) => boolean,
   complete: (a: Action) => boolean,
 ): Prerequisite | undefined {
-  if (action.pollWith !== undefined && action.jobHandle === undefined) return undefined;
+  if (isPoll(action)) return undefined;
   for (const slot of ID_SLOTS) {
     if (slot.action !== action || !missing.some((m) => m === slot.path || m === '(body)')) continue;
-    const options = slot.producers.filter((p) => runnable(p) && Object.keys(fillParams(p, x)).length > 0);
+    // A producer the goal gives values for, or the one that takes the bytes the person says they hold.
+    const local = (p: Action) => LOCAL.test(x.lower) && /\blocal/.test(p.whenToUse.split(';')[0] ?? '');
+    const options = slot.producers.filter(
+      (p) => runnable(p) && (Object.keys(fillParams(p, x)).length > 0 || local(p)),
+    );
     const producer = options.find(complete) ?? options[0];
     if (producer) return { slot, producer };
   }

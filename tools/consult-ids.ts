@@ -7,6 +7,11 @@ import { type Action, actions, findAction } from '../catalog/index.js';
 // start it polls. So an id pasted into a goal finds the field that takes it, and a field the goal leaves empty
 // finds the step that would produce it.
 
+/** A poll: the half of a start + poll pair that reads a started job (it names the start it refunds). */
+export const isPoll = (a: Action) => a.refundsStart !== undefined;
+/** A start: returns a handle to poll. */
+export const isStart = (a: Action) => a.jobHandle !== undefined && a.pollWith !== undefined;
+
 /** A field that takes an id. */
 export interface IdSlot {
   action: Action;
@@ -97,23 +102,60 @@ export function goalIds(text: string): GoalId[] {
     if (h && h.rest.length >= 4) out.push({ value: m[0], prefix: h.prefix });
   }
   for (const m of text.matchAll(UUID)) out.push({ value: m[0] });
-  for (const m of text.matchAll(/\b(?:id|ID|Id|#)\s*(?:is\s+|=\s*|:\s*|no\.?\s*)?#?(\d{4,12})\b/g))
-    out.push({ value: m[1] as string });
+  // A number introduced as an id ("id 185203947", "#4471", "property 30918842", "record no. 123456").
+  const numbered =
+    /\b(?:id|ID|Id|#|(?:property|record|parcel|listing)(?:\s+(?:id|number|no\.?|#))?)\s*(?:is\s+|=\s*|:\s*|no\.?\s*)?#?(\d{4,12})\b(?!\s*(?:[A-Z][a-z]|sq|square|bed|bath|acre))/g;
+  for (const m of text.matchAll(numbered)) out.push({ value: m[1] as string });
   return out;
 }
 
-/** How well an id fits a slot: 2 its own kind, 1 its family (a generic `crawl_…` for `crawl_a`), 0 not at all. */
+/** The words that describe what a slot holds: its action, its field, its description, its producers. */
+function slotWords(slot: IdSlot): Set<string> {
+  const shape = slot.action.input.shape as Record<string, { description?: string }>;
+  const top = slot.path.split('.')[0] as string;
+  const text = [
+    slot.action.id,
+    slot.path,
+    shape[top]?.description ?? '',
+    ...slot.producers.map((p) => p.id),
+  ].join(' ');
+  return new Set(
+    text
+      .toLowerCase()
+      .split(/[^a-z]+/)
+      .filter((w) => w.length >= 3),
+  );
+}
+const WORDS = new Map<IdSlot, Set<string>>();
+
+/**
+ * How well an id fits a slot: 2 its own kind, 1 its family (a bare `crawl_…` for `crawl_a`) or a prefix that
+ * names what the slot holds (`render_…` for the job_id of a render), 0 not at all.
+ */
 export function idFit(slot: IdSlot, id: GoalId): number {
   if (id.prefix === undefined) return slot.numeric ? (/^\d+$/.test(id.value) ? 2 : 0) : slot.prefix ? 0 : 1;
-  if (!slot.prefix) return 0;
-  if (id.prefix === slot.prefix) return 2;
-  if (slot.prefix.startsWith(`${id.prefix}_`) || id.prefix.startsWith(`${slot.prefix}_`)) return 1;
-  return 0;
+  if (slot.prefix && id.prefix === slot.prefix) return 2;
+  if (slot.prefix && (slot.prefix.startsWith(`${id.prefix}_`) || id.prefix.startsWith(`${slot.prefix}_`)))
+    return 1;
+  if (ID_SLOTS.some((s) => s.prefix && (s.prefix === id.prefix || s.prefix.startsWith(`${id.prefix}_`))))
+    return 0;
+  let words = WORDS.get(slot);
+  if (!words) {
+    words = slotWords(slot);
+    WORDS.set(slot, words);
+  }
+  const head = id.prefix.split('_')[0] as string;
+  return head.length >= 3 && [...words].some((w) => w === head || (head.length >= 4 && w.startsWith(head)))
+    ? 1
+    : 0;
 }
 
 export function slotsOf(action: Action): IdSlot[] {
   return ID_SLOTS.filter((s) => s.action === action);
 }
+
+/** An id no slot's kind claims (a UUID, an unknown prefix): the one id of an action whose words ask for it. */
+const unclaimed = (id: GoalId) => !ID_SLOTS.some((s) => idFit(s, id) > 0);
 
 /** The goal's id for one field of an action (its own kind first), if any. */
 export function idFor(action: Action, path: string, ids: readonly GoalId[]): string | undefined {
@@ -125,7 +167,10 @@ export function idFor(action: Action, path: string, ids: readonly GoalId[]): str
     const fit = idFit(slot, id);
     if (fit > bestFit) [best, bestFit] = [id, fit];
   }
-  return best?.value;
+  if (best) return best.value;
+  const loose = ids.filter((i) => unclaimed(i) && !/^\d+$/.test(i.value));
+  const own = ID_SLOTS.filter((s) => s.action === action && !s.path.includes('.'));
+  return loose.length === 1 && own.length === 1 && !slot.numeric ? loose[0]?.value : undefined;
 }
 
 /** Whether any goal id has the kind of this slot prefix (`med` for media ids, `file` for stored files). */

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { type Action, actions } from '../catalog/index.js';
 import { inputJsonSchema } from '../catalog/json-schema.js';
-import { scoreCatalog } from './catalog-search.js';
+import { scoreCatalog, tokenize } from './catalog-search.js';
 import { type Extracted, extract } from './consult-extract.js';
 import { fillParams } from './consult-fill.js';
 import {
@@ -285,7 +285,7 @@ function chain(steps: Step[], clause: string, x: Extracted, runnable: (a: Action
   // Of the clause's close candidates, the one that takes what an earlier step produces.
   const linkable = (c: Candidate) =>
     ID_SLOTS.some((s) => s.action === c.action && steps.some((st) => s.producers.includes(st.action)));
-  const top = ranked.slice(0, 3).find((c) => c.score >= best.score - 2 && linkable(c)) ?? best;
+  const top = ranked.find((c) => c.score >= best.score - 2 && linkable(c)) ?? best;
   const missing = top.checked.missing.map((m) => m.field);
   for (const slot of ID_SLOTS) {
     if (slot.action !== top.action || !missing.some((m) => m === slot.path || m === '(body)')) continue;
@@ -329,8 +329,16 @@ export function planCalls(intent: string, runnable: (a: Action) => boolean = () 
   const inPlan = new Set(steps.map((s) => s.action.id));
 
   // A second reading: another kind of action that fits nearly as well, with the plan it would take.
+  // Both must answer to the word the goal uses ("upload": store a file, or stage one for a model).
+  const goalWords = new Set(tokenize(x.text));
+  const named = (a: Action) => tokenize(a.action.replaceAll(/[-_]/g, ' ')).filter((t) => goalWords.has(t));
+  const shared = (a: Action) => named(a).some((t) => named(top.action).includes(t));
   const other = ranked.find(
-    (c) => !inPlan.has(c.action.id) && family(c.action) !== family(top.action) && c.score >= MIN_SCORE,
+    (c) =>
+      !inPlan.has(c.action.id) &&
+      family(c.action) !== family(top.action) &&
+      c.score >= MIN_SCORE &&
+      shared(c.action),
   );
   const other_plans: OtherPlan[] = [];
   if (other && other.score >= top.score - READING_MARGIN) {

@@ -56,6 +56,8 @@ const NUMBER_WORD =
 /** Number words as digits ("two levels" → "2 levels"); "a"/"an" only before a unit ("an hour", "a week"). */
 export function digits(text: string): string {
   return text
+    .replace(/\b(?:a\s+)?half\s+(?:a|an)\s+/gi, '0.5 ')
+    .replace(/\b(?:a\s+)?quarter\s+(?:of\s+)?(?:a|an)?\s*(?=mile)/gi, '0.25 ')
     .replace(NUMBER_WORD, (w) => String(WORDS[w.toLowerCase()]))
     .replace(/\b(?:a|an|one|single)\s+(hour|day|week|month|year|second|minute)\b/gi, '1 $1');
 }
@@ -177,8 +179,8 @@ function recency(lower: string): number | undefined {
     /\b(?:last|past|previous|within|over the last|in the last)\s+(\d+)\s+(hour|day|week|month|year)s?\b/.exec(
       lower,
     );
-  const per: Record<string, number> = { hour: 1, day: 1, week: 7, month: 30, year: 365 };
-  if (n) return Math.max(1, Number(n[1]) * (per[n[2] as string] ?? 1));
+  const per: Record<string, number> = { hour: 1 / 24, day: 1, week: 7, month: 30, year: 365 };
+  if (n) return Math.max(1, Math.ceil(Number(n[1]) * (per[n[2] as string] ?? 1)));
   const one = /\b(?:last|past|this|previous)\s+(hour|day|week|month|year)\b/.exec(lower);
   if (one) return per[one[1] as string];
   if (/\btoday\b|\blast 24 hours\b|\bbreaking\b/.test(lower)) return 1;

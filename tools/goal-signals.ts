@@ -2,7 +2,7 @@ import type { Action } from '../catalog/index.js';
 import { docFreq, tokenize } from './catalog-search.js';
 import type { Extracted } from './consult-extract.js';
 import { wantsVideoPipeline } from './consult-flows.js';
-import { idFit, slotsOf } from './consult-ids.js';
+import { idFit, isPoll, isStart, slotsOf } from './consult-ids.js';
 
 // Signals a goal's own values and wording give about which action it wants, shared by platform/discover and
 // platform/consult. They come from the catalog (which fields take which ids, which action polls which, the
@@ -11,7 +11,10 @@ import { idFit, slotsOf } from './consult-ids.js';
 const URLS = /\bhttps?:\/\/\S+/g;
 /** The goal asks about work already started: its state, its progress, its results so far. */
 const STATUS =
-  /\b(?:status|poll(?:ing)?|progress|done|finished|ready|completed?|how far|check on|so far|still running|yet|results? of|has it|is it)\b/;
+  /\b(?:status|poll(?:ing)?|progress|done|finished|ready|completed?|how far|check (?:on|the|my|in on)|so far|still running|yet|results? of|has it|is it|(?:i|we) (?:started|kicked off|launched|ran)|earlier|where is)\b/;
+/** The goal asks which actions or tools exist, not for the work itself. */
+const META =
+  /\b(?:wh?ich|what|any|list(?: the)?|available)\s+(?:actions?|tools?|endpoints?|apis?|capabilities)\b|\bis there an? (?:action|tool|endpoint)\b/;
 /** The goal asks for a whole site rather than one page. */
 const SCOPE =
   /\b(?:crawl(?:ing)?|all (?:of )?(?:its |the |their )?(?:pages|subpages|docs)|every (?:single )?page|(?:whole|entire|full) (?:site|website|domain|docs)|site-?wide|each page|all pages)\b/;
@@ -19,9 +22,6 @@ const SCOPE =
 /** The goal opens by asking to keep something: actions that only read (readOnlyHint) are not it. */
 const STORE =
   /^(?:please\s+|can you\s+|could you\s+|i (?:want|need|would like|'d like) to\s+|go ahead and\s+)?(?:keep|save|store|copy|upload|import|stash|archive|back ?up|mirror|add)\b/;
-
-const isPoll = (a: Action) => a.pollWith !== undefined && a.jobHandle === undefined;
-const isStart = (a: Action) => a.jobHandle !== undefined;
 
 /** Rare words (≤ 4 actions) of an action's "Use it only …" clause, name and keywords: a goal with none is not its case. */
 const ONLY_WORDS: ReadonlyMap<Action, Set<string>> = new Map();
@@ -64,18 +64,28 @@ export function goalAdjustment(action: Action, x: Extracted): number {
   if (x.urls.length > 0 && !('url' in shape) && !('urls' in shape)) score -= 2;
   if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 4;
   // Asking how started work is going: the poll, not a new start (which would start, and charge, again).
-  if (STATUS.test(plain)) {
+  const status = STATUS.test(plain);
+  if (status) {
     if (isPoll(action)) score += 2;
     else if (isStart(action)) score -= 1.5;
   }
   // "crawl", "all its pages", "the whole site": a crawl, not one page.
-  if (SCOPE.test(plain) && 'url' in shape) {
-    if (isStart(action) && action.pollWith) score += 2.5;
-    else if (!isPoll(action) && action.action !== 'map') score -= 1;
+  if (!status && SCOPE.test(plain) && 'url' in shape) {
+    if (isStart(action) && action.pollWith) score += 3;
+    else if (!isPoll(action) && action.action !== 'map') score -= 1.5;
   }
   // A finished video from media the goal names: video assembly, whatever else its URL could feed.
   if (action.service === 'videoasm' && wantsVideoPipeline(x)) score += 3;
   if (STORE.test(plain.trim()) && action.annotations.readOnlyHint) score -= 1.5;
+  // One whole street address and no area words: not an area search ("Needs a location: …").
+  if (
+    x.address &&
+    !/\b(?:near|around|within|nearby|area|neighbou?rhood)\b/.test(plain) &&
+    /\bNeeds a location\b/.test(action.summary)
+  )
+    score -= 1;
+  // A question about the catalog itself ("which actions can …", "is there a tool for …").
+  if (META.test(plain) && action.keywords.some((k) => /^which /.test(k))) score += 3;
   // An action the catalog says is "only" for one case, when the goal says nothing of that case.
   const only = onlyWords(action);
   if (only && only.size > 0 && !tokenize(plain).some((t) => only.has(t))) score -= 2.5;

@@ -442,7 +442,13 @@ export const FRESH_2: Goal[] = [
     actions: ['videoasm/upload', 'videoasm/render'],
     consultFirst: ['videoasm/upload'],
     values: { file_id: 'file_0mwlhv8dkr3ayn66hfyeagciv' },
-    steps: ['videoasm/upload', 'videoasm/create_project', 'videoasm/validate', 'videoasm/put_composition', 'videoasm/render'],
+    steps: [
+      'videoasm/upload',
+      'videoasm/create_project',
+      'videoasm/validate',
+      'videoasm/put_composition',
+      'videoasm/render',
+    ],
   },
   {
     goal: 'make a short video out of intro.mov from my computer (30 MB)',
