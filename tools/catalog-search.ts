@@ -29,9 +29,9 @@ function undouble(t: string): string {
   return /([b-df-hj-np-tv-z])\1$/.test(t) && !/(?:ll|ss|zz)$/.test(t) ? t.slice(0, -1) : t;
 }
 
-/** URLs, e-mail addresses and ids are values, not words about what to do: they do not take part in matching. */
+/** URLs, bare domains, e-mail addresses and ids are values, not words about what to do: they take no part in matching. */
 const VALUES =
-  /\bhttps?:\/\/\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[0-9a-z]*\d)[0-9a-z]{3,}\b|\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b/gi;
+  /\bhttps?:\/\/\S+|\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|ai|co|app|gov|edu|info|biz|us|uk|de|fr|ca|au|me|tv|xyz|tech|sh|so|gg|ly|to|cc|site|blog)\b(?:\/\S*)?|\b[\w.+-]+@[\w-]+\.[\w.-]+|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[0-9a-z]*\d)[0-9a-z]{3,}\b|\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b/gi;
 
 /** Every word, stop words kept ("which tool"): for matching keyword phrases as written. */
 function words(text: string): string[] {
@@ -71,7 +71,11 @@ const INDEX: Indexed[] = actions.map((a) => ({
   strong: new Set(tokenize(`${a.title.replace(/\([^)]*\)/g, '')} ${a.keywords.join(' ')}`)),
   weak: new Set(tokenize(a.summary)),
   phrases: a.keywords.map(tokenize).filter((p) => p.length > 1),
-  loose: a.keywords.map(words).filter((p) => p.length > 1),
+  // Only phrases the stemmed words cannot match (a stop word in them: "which tool").
+  loose: a.keywords
+    .filter((k) => tokenize(k).length < 2)
+    .map(words)
+    .filter((p) => p.length > 1),
 }));
 
 /** Inverse document frequency of each term over names, titles and keywords: rare words decide. */
@@ -113,11 +117,10 @@ function oneTypo(a: string, b: string): boolean {
   return long.slice(i + 1) === short.slice(i); // insertion / deletion
 }
 
-/** A term of `set` one typo away from `t` ("estimte" → "estimate", "uplaod" → "upload"), from five letters on. */
-function typoForm(t: string, set: Set<string>): string | undefined {
-  if (t.length < 5) return undefined;
-  for (const s of set) if (s.length >= 5 && s[0] === t[0] && oneTypo(t, s)) return s;
-  return undefined;
+/** Terms of the catalog one typo away from `t` ("estimte" → "estimate", "uplaod" → "upload"), from five letters on. */
+function typoForms(t: string): string[] {
+  if (t.length < 5 || IDF.has(t)) return [];
+  return [...IDF.keys()].filter((s) => s.length >= 5 && s[0] === t[0] && oneTypo(t, s));
 }
 
 /** A term of `set` that extends `t` (or that `t` extends) by at most three letters, from four letters on. */
@@ -142,6 +145,8 @@ export function scoreCatalog(query: string): Match[] {
   if (terms.length === 0) return [];
   const out: Match[] = [];
   const raw = words(query);
+  // Only a word the catalog does not know is read as a typo of one it does.
+  const typos = new Map(terms.map((t) => [t, typoForms(t)]));
   for (const { action, name, strong, weak, phrases, loose } of INDEX) {
     let score = 0;
     for (const t of terms) {
@@ -152,8 +157,8 @@ export function scoreCatalog(query: string): Match[] {
       else {
         // A near form ("list"/"listing", "rent"/"rental", "scrap"/"scrape") counts for less.
         const near = nearForm(t, name) ?? nearForm(t, strong);
-        // Only a word the catalog does not know is read as a typo of one it does.
-        const typo = near || IDF.has(t) ? undefined : (typoForm(t, name) ?? typoForm(t, strong));
+        const forms = near ? [] : (typos.get(t) ?? []);
+        const typo = forms.find((f) => name.has(f)) ?? forms.find((f) => strong.has(f));
         if (near) score += 1.2 * (IDF.get(near) ?? idf);
         else if (typo) score += (name.has(typo) ? 2 : 1.2) * (IDF.get(typo) ?? idf);
       }

@@ -88,7 +88,9 @@ export function wantsVideoPipeline(x: Extracted): boolean {
     media !== undefined ||
     LOCAL.test(x.lower);
   if (!source) return false;
-  if (media && /\brender|\bclip\b|\btrack\b|\bcomposition\b/.test(x.lower)) return true;
+  // A stored file or imported media is video material already: asking to render or edit it is enough.
+  if ((media || fileId) && (MAKE_VIDEO.test(x.lower) || /\bclip\b|\btrack\b|\bcomposition\b/.test(x.lower)))
+    return true;
   return MAKE_VIDEO.test(x.lower) && VIDEO_WORD.test(x.lower);
 }
 
@@ -172,6 +174,46 @@ export function videoPipeline(x: Extracted): Step[] {
   delete renderParams.project_id;
   steps.push(step(render, { ...withProject, ...renderParams }, projectLink));
   return withPoll(steps);
+}
+
+/**
+ * A render needs a stored composition that passed validation (the catalog's videoasm/render and put_composition
+ * rules): when a plan renders a project it creates, or the goal speaks of validating its composition, the plan
+ * gets validate → put_composition before the render. What the goal does not give (the tracks) is left missing.
+ */
+export function withComposition(steps: Step[], x: Extracted): Step[] {
+  const r = steps.findIndex((s) => s.action.id === 'videoasm/render');
+  if (r < 0 || steps.slice(0, r).some((s) => s.action.id === 'videoasm/put_composition')) return steps;
+  const created = steps.slice(0, r).some((s) => s.action.id === 'videoasm/create_project');
+  if (!created && !/\bvalidat|\bcomposition\b/.test(x.lower)) return steps;
+  const render = steps[r] as Step;
+  const link = render.inputs_from.project_id;
+  const projectLink: Record<string, [number, string]> = link ? { project_id: [link.step, link.output] } : {};
+  const given = link ? {} : { project_id: render.params.project_id };
+  const out = steps.slice(0, r);
+  const media = idsOfKind(x, mediaSlot);
+  const seconds = clipSeconds(x);
+  const format = {
+    aspectRatio: x.aspectRatio ?? '16:9',
+    fps: x.fps ?? 30,
+    resolution: x.resolution ?? 'fhd',
+  };
+  const contents = media.map((m, i) => ({
+    id: `clip-${i + 1}`,
+    startTime: i * seconds,
+    duration: seconds,
+    source: { kind: 'media', mediaId: m, trim: { start: 0, end: seconds } },
+  }));
+  const tracks = contents.length > 0 ? { tracks: [{ id: 'track-video', kind: 'video', contents }] } : {};
+  const composition = { v: 1, format, ...tracks };
+  out.push(
+    step(catalog['videoasm/validate'], composition, {}, 'Repeat, fixing errors, until valid is true.'),
+  );
+  out.push(step(catalog['videoasm/put_composition'], { ...given, ...composition }, projectLink));
+  const params = { ...render.params };
+  delete params.project_id;
+  out.push(step(render.action, { ...given, ...params }, projectLink, render.note));
+  return withPoll(out);
 }
 
 /** The slot of a required field of `action` the goal left empty, and an action that would produce it. */

@@ -11,6 +11,7 @@ import {
   step,
   videoPipeline,
   wantsVideoPipeline,
+  withComposition,
   withPoll,
 } from './consult-flows.js';
 import { ID_SLOTS } from './consult-ids.js';
@@ -259,6 +260,13 @@ const READING_MARGIN = 1.25;
 /** Kinds of work: the scrapers are one kind, the two property services another. */
 const family = (a: Action) => (a.service.startsWith('prop') ? 'prop' : a.service.replace(/[A-Z]$/, ''));
 
+/** A one-page reader (scrape, markdown, a residential fetch: a url and nothing else needed). */
+const reader = (a: Action) =>
+  'url' in a.input.shape &&
+  ['markdown', 'raw', 'html', 'content'].some((f) => f in a.output.shape) &&
+  ((inputJsonSchema(a).required ?? []) as string[]).every((r) => r === 'url');
+const sameWork = (a: Action, b: Action) => a.action === b.action || (reader(a) && reader(b));
+
 /** "…, then …", "… and then …", "first …, after that …": the clauses of a multi-step goal, in order. */
 function clauses(goal: string): string[] {
   return goal
@@ -295,8 +303,8 @@ function chain(steps: Step[], clause: string, x: Extracted, runnable: (a: Action
     const params = checkParams(top.action, fillParams(top.action, x)).params;
     return afterProducer(pre, steps, params, from + 1);
   }
-  // Another kind of work the goal also asks for; another way of doing the same work is not a step.
-  const fresh = steps.every((s) => family(s.action) !== family(top.action));
+  // Another piece of work the goal also asks for; another way of doing the same work is not a step.
+  const fresh = steps.every((s) => !sameWork(s.action, top.action));
   return fresh && top.checked.missing.length === 0
     ? withPoll([...steps, step(top.action, top.checked.params)])
     : steps;
@@ -325,6 +333,7 @@ export function planCalls(intent: string, runnable: (a: Action) => boolean = () 
   if (!top || (top.score < MIN_SCORE && !video)) return { calls: [], alternatives: [], total_price_cents: 0 };
   let steps = expand(top, x, runnable);
   if (parts.length > 1 && !video) for (const c of parts.slice(1)) steps = chain(steps, c, x, runnable);
+  if (steps.every((s) => runnable(s.action))) steps = withComposition(steps, x);
   const { calls, total } = plan(steps);
   const inPlan = new Set(steps.map((s) => s.action.id));
 

@@ -59,7 +59,10 @@ export function digits(text: string): string {
     .replace(/\b(?:a\s+)?half\s+(?:a|an)\s+/gi, '0.5 ')
     .replace(/\b(?:a\s+)?quarter\s+(?:of\s+)?(?:a|an)?\s*(?=mile)/gi, '0.25 ')
     .replace(NUMBER_WORD, (w) => String(WORDS[w.toLowerCase()]))
-    .replace(/\b(?:a|an|one|single)\s+(hour|day|week|month|year|second|minute)\b/gi, '1 $1');
+    .replace(
+      /(?<![\d$][\d,.]*\s*[kKmM]?\s*)\b(?:a|an|one|single)\s+(hour|day|week|month|year|second|minute)\b/gi,
+      '1 $1',
+    );
 }
 
 const TIME_UNITS = 'ms|milliseconds?|s|secs?|seconds?|mins?|minutes?';
@@ -237,14 +240,15 @@ export function amounts(goal: string): Amounts {
   a.bathrooms = ranged(text, 'bath(?:room)?s?|ba|baths');
   a.squareFootage = ranged(text.replace(/,(?=\d{3}\b)/g, ''), 'sq\\.? ?ft|square feet|sqft|square foot');
   a.yearBuilt = yearBuilt(text);
-  const months =
-    /\b(\d{1,3})\s+months?\b/.exec(lower) ?? /\b(\d{1,2})\s+years?\b(?=.*\b(?:history|trend))/.exec(lower);
-  if (months) a.months = /years?/.test(months[0]) ? Number(months[1]) * 12 : Number(months[1]);
+  // Months of history: "24 months", or years when the goal is about a market's history or trend.
+  const months = /\b(\d{1,3})\s+months?\b/.exec(lower);
+  const years = /\b(\d{1,2})\s+years?\b/.exec(lower);
+  if (months) a.months = Number(months[1]);
   else if (
-    /\b(?:\d{1,2})\s+years?\b/.test(lower) &&
-    /\b(?:trend|history|developed|changed|over time)\b/.test(lower)
+    years &&
+    /\b(?:trends?|history|historical|developed|changed|over time|market|stats|statistics)\b/.test(lower)
   ) {
-    a.months = Number(/\b(\d{1,2})\s+years?\b/.exec(lower)?.[1]) * 12;
+    a.months = Number(years[1]) * 12;
   }
   a.recencyDays = recency(lower);
   a.date = calendarDate(text);

@@ -48,9 +48,21 @@ const partialField = (a: Action) =>
     /^partial\b/i.test(f.description ?? ''),
   );
 
+/** Per goal, computed once: its text without URLs, and its words. */
+const PLAIN = new WeakMap<Extracted, { plain: string; words: string[]; status: boolean; scope: boolean }>();
+function plainOf(x: Extracted) {
+  let p = PLAIN.get(x);
+  if (!p) {
+    const plain = x.lower.replace(URLS, ' ');
+    p = { plain, words: tokenize(plain), status: STATUS.test(plain), scope: SCOPE.test(plain) };
+    PLAIN.set(x, p);
+  }
+  return p;
+}
+
 export function goalAdjustment(action: Action, x: Extracted): number {
   const shape = action.input.shape as Record<string, unknown>;
-  const plain = x.lower.replace(URLS, ' ');
+  const { plain, words, status, scope } = plainOf(x);
   let score = 0;
   // An id of the kind a field takes is the strongest sign of intent; an id of its family (a bare crawl_…) nearly so.
   let fit = 0;
@@ -64,13 +76,12 @@ export function goalAdjustment(action: Action, x: Extracted): number {
   if (x.urls.length > 0 && !('url' in shape) && !('urls' in shape)) score -= 2;
   if (x.urls.length > 1 && 'url' in shape && !('urls' in shape)) score -= 4;
   // Asking how started work is going: the poll, not a new start (which would start, and charge, again).
-  const status = STATUS.test(plain);
   if (status) {
     if (isPoll(action)) score += 2;
     else if (isStart(action)) score -= 1.5;
   }
   // "crawl", "all its pages", "the whole site": a crawl, not one page.
-  if (!status && SCOPE.test(plain) && 'url' in shape) {
+  if (!status && scope && 'url' in shape) {
     if (isStart(action) && action.pollWith) score += 3;
     else if (!isPoll(action) && action.action !== 'map') score -= 1.5;
   }
@@ -88,7 +99,7 @@ export function goalAdjustment(action: Action, x: Extracted): number {
   if (META.test(plain) && action.keywords.some((k) => /^which /.test(k))) score += 3;
   // An action the catalog says is "only" for one case, when the goal says nothing of that case.
   const only = onlyWords(action);
-  if (only && only.size > 0 && !tokenize(plain).some((t) => only.has(t))) score -= 2.5;
+  if (only && only.size > 0 && !words.some((t) => only.has(t))) score -= 2.5;
   // A partial address and nothing whole: the action that resolves partial text ("Partial text to resolve").
   if (!x.address && (x.partialAddress || x.quoted.some(looksLikeAddress)) && partialField(action))
     score += 1.5;
