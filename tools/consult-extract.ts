@@ -1,4 +1,6 @@
 import { type GoalId, goalIds } from './consult-ids.js';
+import { ADDRESS_COMMA_RE, ADDRESS_RE, CITY_STATE_RE, STATES, SUFFIX, stateCode } from './consult-places.js';
+import { fieldList, quotedText, topicOf } from './consult-text.js';
 import { type Amounts, amounts, calendarDate, digits } from './consult-units.js';
 
 // platform/consult, step 1: the values a plain-English goal carries. Pure text work, no model: URLs (cleaned,
@@ -54,83 +56,6 @@ export interface Extracted extends Amounts {
   /** The goal's subject with instructions, sources and recency removed: what a search should send. */
   topic: string;
 }
-
-const STATES: Record<string, string> = {
-  alabama: 'AL',
-  alaska: 'AK',
-  arizona: 'AZ',
-  arkansas: 'AR',
-  california: 'CA',
-  colorado: 'CO',
-  connecticut: 'CT',
-  delaware: 'DE',
-  florida: 'FL',
-  georgia: 'GA',
-  hawaii: 'HI',
-  idaho: 'ID',
-  illinois: 'IL',
-  indiana: 'IN',
-  iowa: 'IA',
-  kansas: 'KS',
-  kentucky: 'KY',
-  louisiana: 'LA',
-  maine: 'ME',
-  maryland: 'MD',
-  massachusetts: 'MA',
-  michigan: 'MI',
-  minnesota: 'MN',
-  mississippi: 'MS',
-  missouri: 'MO',
-  montana: 'MT',
-  nebraska: 'NE',
-  nevada: 'NV',
-  'new hampshire': 'NH',
-  'new jersey': 'NJ',
-  'new mexico': 'NM',
-  'new york': 'NY',
-  'north carolina': 'NC',
-  'north dakota': 'ND',
-  ohio: 'OH',
-  oklahoma: 'OK',
-  oregon: 'OR',
-  pennsylvania: 'PA',
-  'rhode island': 'RI',
-  'south carolina': 'SC',
-  'south dakota': 'SD',
-  tennessee: 'TN',
-  texas: 'TX',
-  utah: 'UT',
-  vermont: 'VT',
-  virginia: 'VA',
-  washington: 'WA',
-  'west virginia': 'WV',
-  wisconsin: 'WI',
-  wyoming: 'WY',
-  'district of columbia': 'DC',
-};
-const CODES = new Set([...Object.values(STATES), 'PR']);
-const titleCase = (s: string) => s.replace(/\b[a-z]/g, (c) => c.toUpperCase());
-/** Two-letter codes (upper case only: "or" and "in" are words) or names, title or lower case. */
-const STATE_ALT = `(?:${[...CODES, ...Object.keys(STATES).flatMap((n) => [titleCase(n), n])].join('|')})`;
-const stateCode = (s: string) => (CODES.has(s) ? s : STATES[s.toLowerCase()]);
-
-const SUFFIX =
-  '(?:St|Street|Ave|Avenue|Rd|Road|Dr|Drive|Blvd|Boulevard|Ln|Lane|Way|Ct|Court|Pl|Place|Pkwy|Parkway|Ter|' +
-  'Terrace|Cir|Circle|Hwy|Highway|Trl|Trail|Pass|Loop|Sq|Square|Run|Pike|Row|Walk|Alley|Plaza|Xing|Crossing)';
-const DIRECTION = '(?:N|S|E|W|NE|NW|SE|SW)';
-const UNIT = '(?:,?\\s*(?:Apt|Apartment|Unit|Suite|Ste|#)\\.?\\s*#?[A-Za-z0-9-]+)';
-const CITY = "[A-Z][A-Za-z.'-]*(?:\\s+[A-Z][A-Za-z.'-]*){0,3}";
-
-/** Street with a suffix ("5500 Grand Lake Dr"), optional direction and unit, then city, state, zip. */
-const ADDRESS_RE = new RegExp(
-  `\\b(\\d{1,6}[A-Za-z]?)\\s+((?:${DIRECTION}\\.?\\s+)?(?:[A-Za-z0-9.'-]+\\s+){0,4}?${SUFFIX}\\.?(?:\\s+${DIRECTION}\\b)?)` +
-    `(${UNIT})?,?\\s+(${CITY}),?\\s+(${STATE_ALT})\\b(?:,?\\s*(\\d{5})(?:-\\d{4})?)?`,
-);
-/** Comma-delimited, any street ("100 Broadway, New York, NY 10005"). */
-const ADDRESS_COMMA_RE = new RegExp(
-  `\\b(\\d{1,6}[A-Za-z]?)\\s+([A-Za-z0-9.' -]{2,40}?)(${UNIT})?,\\s*(${CITY}),\\s*(${STATE_ALT})\\b(?:,?\\s*(\\d{5})(?:-\\d{4})?)?`,
-);
-const CITY_STATE_RE = new RegExp(`\\b(${CITY}),?\\s+(${STATE_ALT})\\b(?!\\s*\\d{3,4}\\b)`, 'g');
 
 const TLDS =
   'com|org|net|io|dev|ai|co|app|gov|edu|info|biz|us|uk|de|fr|ca|au|me|tv|xyz|tech|sh|so|gg|ly|to|cc|site|blog';
@@ -209,85 +134,6 @@ const PROPERTY_TYPES: Array<[RegExp, string]> = [
   [/\bsingle[- ]family\b|\bhouses\b/i, 'Single Family'],
   [/\bvacant land\b|\bland parcels?\b|\blots? for sale\b/i, 'Land'],
 ];
-
-/** Words that instruct, name sources or recency: removed from the topic, with connectors next to them. */
-const INSTRUCTION = new Set(
-  (
-    'find search look lookup up get show give tell research gather collect evidence latest recent recently ' +
-    'news articles article papers paper academic scholarly studies tweets tweet threads thread posts post ' +
-    'reddit twitter github repositories repos repo images image pictures photos web internet online results ' +
-    'sources citations cited please i we want need would like can could you my me some all info ' +
-    'information what whats is are was how which who when where do does query google bing top best-of ' +
-    'discussions discussion mentions coverage headlines'
-  ).split(' '),
-);
-const CONNECTORS = new Set('about on for of from with in and or the a an to by at into regarding'.split(' '));
-
-/** Text in double, typographic or single quotes (an apostrophe in "owner's" is not a quote). */
-function quotedText(text: string): string[] {
-  const out: string[] = [];
-  const re =
-    /"([^"\n]{2,200})"|“([^”\n]{2,200})”|‘([^’\n]{2,200})’|`([^`\n]{2,200})`|(?<![\p{L}\d])'([^'\n]{2,200}?)'(?![\p{L}\d])/gu;
-  for (const m of text.matchAll(re)) {
-    const q = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5] ?? '').trim();
-    if (q.length >= 2) out.push(q);
-  }
-  return out;
-}
-
-function topicOf(text: string): string {
-  // "what X, Y and Z say about T": the subject follows "about" when sources or instructions come before it.
-  const about = /^(.*?)\babout\s+(.+)$/i.exec(text);
-  const before = about?.[1] ?? '';
-  const reported =
-    /,|\band\b|\b(?:write|wrote|written|say|said|saying|think|report(?:ed|ing)?|post(?:ed|s)?|news|articles?)\b/i;
-  if (about && reported.test(before) && (about[2] as string).split(/\s+/).length <= 10) {
-    return topicOf(about[2] as string);
-  }
-  const stripped = text
-    .replace(URL_RE, ' ')
-    .replace(
-      /\b(?:in|from|over|during|within)?\s*(?:the\s+)?(?:last|past|previous|this)\s+(?:\d+\s+)?(?:hours?|days?|weeks?|months?|years?)\b/gi,
-      ' ',
-    )
-    .replace(/\b(?:today|yesterday|right now|these days|nowadays)\b/gi, ' ')
-    .replace(/\b(?:with|and)\s+(?:citations|sources|links|references)\b/gi, ' ')
-    .replace(/\b(?:top|first|up to)\s+\d+\b/gi, ' ');
-  const words = stripped.split(/[\s,;:!?()"“”]+/).filter(Boolean);
-  const drop = words.map((w) => INSTRUCTION.has(w.toLowerCase().replace(/[.']+$/, '')));
-  // Connectors go when they touch something dropped (or an edge), repeatedly: "images of the X" → "X".
-  for (let changed = true; changed; ) {
-    changed = false;
-    words.forEach((w, i) => {
-      if (drop[i] || !CONNECTORS.has(w.toLowerCase())) return;
-      const prevGone = i === 0 || drop[i - 1];
-      const nextGone = i === words.length - 1 || drop[i + 1];
-      if (prevGone || nextGone) {
-        drop[i] = true;
-        changed = true;
-      }
-    });
-  }
-  const kept = words.filter((_, i) => !drop[i]).join(' ');
-  return kept.replace(/[.]+$/, '').trim() || text.trim();
-}
-
-function fieldList(text: string): string[] | undefined {
-  const item = "[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}";
-  const re = new RegExp(`(${item}(?:,\\s*${item})+(?:,?\\s+(?:and|&)\\s+${item})?)`, 'i');
-  const m = re.exec(text.replace(URL_RE, ' '));
-  if (!m) return undefined;
-  const parts = (m[1] as string)
-    .split(/,\s*|\s+(?:and|&)\s+/i)
-    .map((p) =>
-      p
-        .trim()
-        .replace(/^(?:the|fields?|pull|extract|get|scrape)\s+/i, '')
-        .replace(/^(?:the|fields?)\s+/i, ''),
-    )
-    .filter((p) => p.length > 0 && !/^(?:news|github|reddit|twitter)$/i.test(p));
-  return parts.length >= 2 ? parts : undefined;
-}
 
 export function extract(goal: string): Extracted {
   const text = goal.trim().slice(0, 2000);

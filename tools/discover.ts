@@ -1,7 +1,7 @@
 import type { Action } from '../catalog/index.js';
 import type { Match } from './catalog-search.js';
 import { extract } from './consult-extract.js';
-import { rank } from './consult-plan.js';
+import { rank } from './consult-rank.js';
 
 // platform/discover's ranking: consult's (the catalog's words, the goal's values and how much of them each action
 // takes), without consult's refusal of weak matches. A plain keyword query has no values, so it ranks by the
