@@ -280,6 +280,14 @@ export const REQUIREMENTS = {
   'consult:values-from-goal':
     'Consult fills values from the goal: addresses whole and split, city/state, zip, coordinates, URLs, ids, counts.',
   'consult:workflows': 'Multi-step goals become ordered steps whose inputs name earlier outputs.',
+  'consult:ids-from-catalog':
+    'Ids in a goal reach the field whose example shows their kind (crawl, render, file, project, media, record ids).',
+  'consult:quoted-and-units':
+    'Quoted text is said exactly; numbers keep their units (ms or seconds, miles, bytes, months, days) and ranges.',
+  'consult:start-where-goal-starts':
+    'A plan starts where the goal starts: the step producing an id the goal lacks comes first; then-clauses chain.',
+  'consult:second-reading':
+    'When a goal reads two ways, the likelier plan is calls and the other is in other_plans.',
   'consult:free-actions':
     'Free actions (balance, transactions, files list, polls) are suggested where they answer.',
   'consult:plan-price': 'total_price_cents is the cost of running the plan once; alternatives are not added.',
@@ -293,6 +301,9 @@ export const REQUIREMENTS = {
   'catalog:availability':
     'Listings (tools/list, GET /api/run, discover, consult) leave out or mark actions this gateway cannot run.',
   'mcp:tool-names-in-descriptions': 'On /mcp, descriptions name other tools by their MCP names.',
+  'mcp:portable-schemas':
+    'Tool input schemas pass MCP Inspector --strict, OpenAI strict function calling and Gemini’s Schema subset; ' +
+    'a strict host’s nulls and JSON text are read back as the zod body.',
   'mcp:compact-tools':
     '/mcp?tools=compact lists discover, describe_action and run_action; every action stays reachable and priced.',
   'polls:free-unpriced':

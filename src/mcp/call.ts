@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
+import { toolArguments } from '../../catalog/portable-schema.js';
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
@@ -70,7 +71,9 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
     return describeAction(params.arguments ?? {}, availability(deps.run.services));
   }
   let action = actionForTool(params.name);
-  let input: unknown = params.arguments ?? {};
+  // A tool's arguments follow its portable schema (nullable optional fields, JSON text for free-form values):
+  // read them back as the zod body the HTTP shim takes (catalog/portable-schema.ts).
+  let input: unknown = action ? toolArguments(action, params.arguments ?? {}) : (params.arguments ?? {});
   if (params.name === RUN_TOOL) {
     const target = runTarget(params.arguments ?? {});
     if ('refused' in target) return target.refused;
