@@ -13,11 +13,12 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
-import { openGatewayState } from './cli/state.js';
+import { openGatewayState, pingState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
+import { readinessRoute } from './http/readiness.js';
 import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { createHttpServer } from './http/server.js';
@@ -395,6 +396,10 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       uptime_s: Math.round((Date.now() - started) / 1000),
       inflight: inflight.size,
     }),
+    ready: readinessRoute(
+      { database: () => pingState(state), storage: fileStorage.ready, draining: () => !inflight.accepting },
+      log,
+    ),
   });
 
   const sweeper = setInterval(() => {

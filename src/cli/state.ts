@@ -51,6 +51,12 @@ export async function openState(
   };
 }
 
+/** Resolves when the state database answers a query (GET /readyz). */
+export async function pingState(state: StateDb): Promise<void> {
+  if (state.kind === 'sqlite') state.db.prepare('SELECT 1').get();
+  else await state.pool.query('SELECT 1');
+}
+
 /** Unique per process start: a restarted process is a new replica (its predecessor's holds are orphans). */
 export function newReplicaId(): string {
   return `r_${hostname()

@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { type Action, catalog, findAction } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
 import { invalidInput, mcpErrorResult } from '../errors.js';
+import { didYouMean } from '../lib/did-you-mean.js';
 import type { Availability } from '../run/availability.js';
 import { actionForTool, describe, PRICE_META_KEY } from './tools.js';
 
@@ -97,7 +98,10 @@ function actionOf(name: unknown): Action | undefined {
 function unknownAction(name: unknown): CallToolResult {
   return mcpErrorResult(
     invalidInput([
-      { path: 'action', message: `unknown action ${JSON.stringify(name)}; platform_discover lists them` },
+      {
+        path: 'action',
+        message: `unknown action ${JSON.stringify(name)}${typeof name === 'string' ? didYouMean(name, Object.keys(catalog)) : ''}; platform_discover lists them`,
+      },
     ]),
   );
 }
