@@ -27,10 +27,10 @@ function ownAddresses(): string[] {
  * this machine is not a name an attacker can rebind, which is what the Host check guards against). Returns the
  * configuration to start with.
  */
-export function checkBind(config: Config, log: Logger): Config {
+export function checkBind(config: Config, log: Logger, addresses: () => string[] = ownAddresses): Config {
   if (config.env.TOLLGATE_PUBLIC_URL !== undefined || isLoopbackHost(config.host)) return config;
   if (WILDCARD.has(config.host)) {
-    const own = ownAddresses();
+    const own = addresses();
     log.warn(
       { host: config.host, public_url: config.publicUrl, accepted_hosts: own },
       `listening on every address (TOLLGATE_HOST=${config.host}) without TOLLGATE_PUBLIC_URL: links, OAuth metadata, the MCP server card and x402 resources name ${config.publicUrl}, which other machines cannot reach. Set TOLLGATE_PUBLIC_URL to the URL callers use (https://… behind a TLS proxy). Meanwhile /mcp also accepts this machine's addresses as Host.`,

@@ -1,17 +1,23 @@
 // "Did you mean …?" for names people and agents mistype: CLI commands, action ids, tool names, variables.
 
-/** Levenshtein distance, one row at a time. */
+/** Edit distance counting a swap of two neighbours as one edit (optimal string alignment): `alcie` → `alice` is 1. */
 export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
+    const row = d[i] as number[];
+    const prev = d[i - 1] as number[];
     for (let j = 1; j <= b.length; j++) {
-      const sub = (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      row[j] = Math.min(sub, (prev[j] as number) + 1, (row[j - 1] as number) + 1);
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      }
+      row[j] = v;
     }
-    prev = row;
   }
-  return prev[b.length] as number;
+  return (d[a.length] as number[])[b.length] as number;
 }
 
 /**

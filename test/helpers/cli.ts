@@ -52,6 +52,8 @@ export interface ServeProcess {
     data_dir: string;
     operator: { account_id: string; api_key_file: string | null; api_key: string } | null;
   };
+  /** Every line written on stdout so far (log lines and the result object). */
+  stdout: string[];
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,8 @@ export async function serveCli(opts: {
     stderr += String(d);
   });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  const stdout: string[] = [];
+  lines.on('line', (line) => stdout.push(line));
   const started = await new Promise<ServeProcess['started']>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     lines.on('line', (line) => {
@@ -95,6 +99,7 @@ export async function serveCli(opts: {
   return {
     proc,
     started,
+    stdout,
     stop: async () => {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
