@@ -13,6 +13,7 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
+import { priceList } from './cli/catalog.js';
 import { openGatewayState, pingState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -35,6 +36,7 @@ import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheu
 import { startTracing } from './ops/start-tracing.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
+import { availability } from './run/availability.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
@@ -305,6 +307,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     log: log.child({ door: 'account' }),
     version: VERSION,
+    priceList: () => priceList(availability(services), config.env.TOLLGATE_LIST_UNAVAILABLE),
   });
   accountSignIn = account.otherSignIn;
 

@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { type Frame, sendHtml } from './html.js';
-import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
+import { keyOncePage, landingPage, messagePage, type PriceRow, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
 import { openAccountSessions, type Session } from './sessions.js';
 
@@ -38,6 +38,8 @@ export interface AccountPagesDeps {
   clock: Clock;
   log: Logger;
   version: string;
+  /** The landing page's price list (what GET /api/run lists, by the same rule). */
+  priceList?: () => readonly PriceRow[];
 }
 
 const FLASH: Record<string, string> = {
@@ -168,6 +170,7 @@ export async function accountPages(
         signup: d.signup === 'open' || d.upstream !== undefined,
         welcomeLine: d.billing ? d.welcomeLineMicros : undefined,
         x402: d.x402,
+        prices: d.priceList?.() ?? [],
       }),
     );
   });

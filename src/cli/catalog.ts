@@ -4,8 +4,7 @@ import { catalogAvailability } from '../../tools/availability.js';
 import type { Config } from '../config/index.js';
 import { webRoutes } from '../engine/setup.js';
 import type { Services } from '../ports/index.js';
-import type { Availability } from '../run/availability.js';
-import { listed } from '../run/availability.js';
+import { type Availability, listed, type UnavailableListing } from '../run/availability.js';
 import type { Out } from './output.js';
 import { table } from './output.js';
 
@@ -42,10 +41,9 @@ export function configuredAvailability(config: Config): ReadonlyMap<string, Avai
   return catalogAvailability(services);
 }
 
-export function catalogCommand(config: Config, out: Out): void {
-  const avail = configuredAvailability(config);
-  const mode = config.env.TOLLGATE_LIST_UNAVAILABLE;
-  const rows = actions
+/** The price list by the one listing rule: `tollgate catalog` and the landing page show it. */
+export function priceList(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing) {
+  return actions
     .filter((a) => listed(a.id, avail, mode))
     .map((a) => {
       const state = avail.get(a.id);
@@ -59,6 +57,10 @@ export function catalogCommand(config: Config, out: Out): void {
         ...(state?.reason ? { availability_note: state.reason } : {}),
       };
     });
+}
+
+export function catalogCommand(config: Config, out: Out): void {
+  const rows = priceList(configuredAvailability(config), config.env.TOLLGATE_LIST_UNAVAILABLE);
   const hidden = actions.length - rows.length;
   out.result(
     { count: rows.length, actions: rows, ...(hidden > 0 ? { hidden_unavailable: hidden } : {}) },
