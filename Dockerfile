@@ -1,13 +1,14 @@
 # syntax=docker/dockerfile:1
-# tollgate as a container (docs/operator.md "Container"). Three stages from one lockfile:
-#   build  – every dependency (TypeScript included) and `npm run build` → dist/
-#   deps   – `npm ci --omit=dev`: the production dependencies only
+# tollgate as a container (docs/operator.md "Container"). Two stages from one lockfile:
+#   build  – `npm ci` (every dependency, TypeScript included), `npm run build` → dist/, then
+#            `npm prune --omit=dev`: the production dependencies only, built once
 #   final  – Node, those dependencies, dist/ and bin/, run as the unprivileged `node` user.
 # test/integration/fresh-clone.test.ts runs the same commands on a fresh clone (Docker itself is not run there).
+# `npm ci --omit=dev` works as well (no install script needs a dev dependency) for a separate dependency stage.
 ARG NODE_VERSION=22
 
 # better-sqlite3 installs a prebuilt binary where one exists and compiles otherwise: the compiler stays in the
-# stages that are thrown away.
+# stage that is thrown away.
 FROM node:${NODE_VERSION}-bookworm-slim AS toolchain
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -23,9 +24,7 @@ COPY catalog catalog
 COPY tools tools
 COPY auth auth
 RUN npm run build
-
-FROM toolchain AS deps
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm prune --omit=dev --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim
 # Debian's Chromium for JavaScript pages and screenshots (about 300 MB): `--build-arg WITH_CHROMIUM=true`.
@@ -40,7 +39,7 @@ ENV NODE_ENV=production \
     TOLLGATE_PORT=8402 \
     TOLLGATE_DATA_DIR=/var/lib/tollgate
 WORKDIR /app
-COPY --from=deps /app/node_modules node_modules
+COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
 COPY bin bin

@@ -10,11 +10,12 @@ import { freePort } from '../helpers/ports.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
 
 // A fresh clone of this repository, installed and run with the commands the Dockerfile runs and the README gives
-// (Docker itself cannot run here): `npm ci`, `npm start` (which builds on a first start, and must hand SIGTERM to
-// the gateway), `npm run build`, `npm ci --omit=dev` (the slim install: no TypeScript, no dev dependency), then
-// `node bin/tollgate.js serve` from that slim install, each with a paid call. It clones the committed HEAD, so it
-// checks what a new operator gets. Slow (two installs; better-sqlite3 compiles where no prebuilt binary can be
-// downloaded): the npm commands run niced.
+// (Docker itself cannot run here): `npm ci`, `npm start` (which builds dist/ on a first start with the command of
+// `npm run build`, and must hand SIGTERM to the gateway), `npm prune --omit=dev` (the slim install: no dev
+// dependency left), then `node bin/tollgate.js serve` from it, each with a paid call. It clones the committed
+// HEAD, so it checks what a new operator gets. Slow (better-sqlite3 compiles where no prebuilt binary can be
+// downloaded, and tsc builds): the npm commands run niced. `npm ci --omit=dev` itself needs no build step of ours
+// (test/contract/deploy-files.test.ts: no install script).
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'tollgate-clone-'));
