@@ -13,13 +13,11 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
-import { priceList } from './cli/catalog.js';
-import { openGatewayState, pingState } from './cli/state.js';
+import { gatewayReadiness, openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
 import { fileRoutes } from './http/file-routes.js';
-import { readinessRoute } from './http/readiness.js';
 import { receiptRoutes } from './http/receipt-routes.js';
 import { runRoutes } from './http/run-routes.js';
 import { createHttpServer } from './http/server.js';
@@ -36,7 +34,6 @@ import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheu
 import { startTracing } from './ops/start-tracing.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
-import { availability } from './run/availability.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
@@ -307,7 +304,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     log: log.child({ door: 'account' }),
     version: VERSION,
-    priceList: () => priceList(availability(services), config.env.TOLLGATE_LIST_UNAVAILABLE),
+    prices: { services, mode: config.env.TOLLGATE_LIST_UNAVAILABLE },
   });
   accountSignIn = account.otherSignIn;
 
@@ -399,10 +396,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       uptime_s: Math.round((Date.now() - started) / 1000),
       inflight: inflight.size,
     }),
-    ready: readinessRoute(
-      { database: () => pingState(state), storage: fileStorage.ready, draining: () => !inflight.accepting },
-      log,
-    ),
+    ready: gatewayReadiness(state, fileStorage, () => !inflight.accepting, log),
   });
 
   const sweeper = setInterval(() => {

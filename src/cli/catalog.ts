@@ -4,7 +4,9 @@ import { catalogAvailability } from '../../tools/availability.js';
 import type { Config } from '../config/index.js';
 import { webRoutes } from '../engine/setup.js';
 import type { Services } from '../ports/index.js';
-import { type Availability, listed, type UnavailableListing } from '../run/availability.js';
+import type { Availability } from '../run/availability.js';
+import { listed } from '../run/availability.js';
+import { priceList } from '../run/price-list.js';
 import type { Out } from './output.js';
 import { table } from './output.js';
 
@@ -39,24 +41,6 @@ export function configuredAvailability(config: Config): ReadonlyMap<string, Avai
     },
   } as unknown as Services;
   return catalogAvailability(services);
-}
-
-/** The price list by the one listing rule: `tollgate catalog` and the landing page show it. */
-export function priceList(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing) {
-  return actions
-    .filter((a) => listed(a.id, avail, mode))
-    .map((a) => {
-      const state = avail.get(a.id);
-      return {
-        id: a.id,
-        title: a.title,
-        price_cents: a.priceCents,
-        access: a.access,
-        strict: a.strict,
-        available: state?.available ?? true,
-        ...(state?.reason ? { availability_note: state.reason } : {}),
-      };
-    });
 }
 
 export function catalogCommand(config: Config, out: Out): void {
