@@ -5,7 +5,6 @@ import type { Config } from '../config/index.js';
 import { webRoutes } from '../engine/setup.js';
 import type { Services } from '../ports/index.js';
 import type { Availability } from '../run/availability.js';
-import { listed } from '../run/availability.js';
 import { priceList } from '../run/price-list.js';
 import type { Out } from './output.js';
 import { table } from './output.js';
