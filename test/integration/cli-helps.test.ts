@@ -101,4 +101,19 @@ describe('a CLI that helps', () => {
     });
     expect(cli('--help').stdout).toContain('<account> is an account id (acct_…) or its name');
   }, 120_000);
+
+  it('[ops:bind-warning] server-json on a loopback URL warns, and names the server localhost/tollgate, not 1.0.0.127', () => {
+    const r = cli('server-json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).name).toBe('localhost/tollgate');
+    expect(r.stderr).toMatch(
+      /^tollgate: warning: TOLLGATE_PUBLIC_URL is not set: this entry names http:\/\/127\.0\.0\.1:8402\/mcp, which no one else can reach/,
+    );
+    const published = runCli(['server-json'], {
+      cwd: work,
+      env: { ...env, TOLLGATE_PUBLIC_URL: 'https://mcp.acme.com' },
+    });
+    expect(published.stderr).toBe('');
+    expect(JSON.parse(published.stdout).name).toBe('com.acme.mcp/tollgate');
+  }, 60_000);
 });
