@@ -148,9 +148,9 @@ describe('a fresh clone', () => {
       expect(dev.lines.join('\n')).toContain('shutting down');
 
       // The Dockerfile's build stage ends with the slim install: production dependencies only, the build kept.
-      // (TypeScript itself stays: viem declares it as a peer dependency.)
+      // (TypeScript and @types/node stay: viem and stripe declare them as peer dependencies.)
       sh('npm', ['prune', '--omit=dev']);
-      for (const dev of ['vitest', 'tsx', '@biomejs/biome', '@types/node']) {
+      for (const dev of ['vitest', 'tsx', '@biomejs/biome', 'solc', 'openai']) {
         expect(existsSync(join(clone, 'node_modules', dev)), `${dev} is a dev dependency`).toBe(false);
       }
 
