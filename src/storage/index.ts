@@ -59,8 +59,7 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
     return {
       library,
       gatewayLinks: undefined,
-      // A HEAD of a key that need not exist: 404 is an answer; a refused credential or a missing bucket is not.
-      ready: async () => void (await objects.head('.readyz')),
+      ready: () => objects.ready(),
       close: () => objects.close(),
     };
   }

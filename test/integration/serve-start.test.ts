@@ -11,6 +11,7 @@ import { ownStderr, readKeyFile, runCli, serveCli } from '../helpers/cli.js';
 import { startGateway, testConfig } from '../helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { freePort } from '../helpers/ports.js';
+import { startS3Server } from '../helpers/s3.js';
 
 // Safe defaults at start (docs/decisions.md "The first start's operator key", "Warnings at start", "Readiness",
 // "Which database the CLI uses"): the operator key never enters the log stream, the log is JSON lines only, a
@@ -152,6 +153,33 @@ describe('/readyz', () => {
     expect(draining.status).toBe(503);
     expect(draining.body).toMatchObject({ ok: false, database: 'ok', draining: true });
     await t.close();
+  }, 60_000);
+});
+
+describe('/readyz with S3 storage', () => {
+  it('[ops:readyz] storage is ready while the bucket answers, unavailable when it does not exist', async () => {
+    const s3 = await startS3Server();
+    const ok = await startGateway({ env: s3.env('ready/') });
+    const env = s3.env('ready/');
+    const missing = await startGateway({
+      env: {
+        ...env,
+        TOLLGATE_STORAGE_URL: String(env.TOLLGATE_STORAGE_URL).replace(s3.bucket, 'no-such-bucket'),
+      },
+    });
+    try {
+      expect((await ok.get('/readyz')).body).toMatchObject({ ok: true, storage: 'ok' });
+      // The probe object was written on the first check; the next only looks at it.
+      expect((await ok.get('/readyz')).body).toMatchObject({ ok: true, storage: 'ok' });
+      expect(await s3.objectSize('ready/files/.readyz')).toBe(6);
+      const r = await missing.get('/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ ok: false, database: 'ok', storage: 'unavailable' });
+    } finally {
+      await ok.close();
+      await missing.close();
+      await s3.close();
+    }
   }, 60_000);
 });
 
