@@ -324,6 +324,36 @@ export const REQUIREMENTS = {
   'ops:startup-errors':
     'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
   'build:npm-ci': 'A clean clone installs with npm ci as well as npm install: the lock is complete.',
+  // deploying it like a product (docs/operator.md "Install and run", "Container", "Compose", "systemd")
+  'deploy:fresh-clone':
+    "A fresh clone runs the Dockerfile's commands: npm ci, build, npm ci --omit=dev, node bin/tollgate.js serve, a paid call.",
+  'deploy:npm-start-sigterm': 'npm start builds when needed and hands SIGTERM to the gateway itself.',
+  'deploy:env-accepted':
+    'Every TOLLGATE_* variable the Dockerfile, compose.yaml and the systemd unit set is accepted, with their values.',
+  'deploy:entry-point':
+    'The container runs node bin/tollgate.js serve as a non-root user; docs and messages never say npx tollgate.',
+  'ops:key-not-logged':
+    "The first start's operator key reaches the terminal or a 0600 file in the data dir, never the log stream.",
+  'ops:json-logs': 'serve writes JSON lines only, each with its pid (and worker id in serve --workers).',
+  'ops:bind-warning':
+    "A bind beyond loopback without TOLLGATE_PUBLIC_URL is warned about; /mcp accepts the machine's own addresses.",
+  'ops:database-down': 'A database that does not answer at start is one line naming TOLLGATE_DATABASE_URL.',
+  'ops:readyz':
+    '/readyz is 503 while the database or storage does not answer or the gateway drains; /healthz is liveness.',
+  'cli:which-database':
+    'The CLI says which database it used and refuses to guess when the data dir and TOLLGATE_DATABASE_URL disagree.',
+  'cli:names': 'Every command takes an account by id or by name.',
+  'cli:tables': 'Listings have a header row and aligned columns; keys list shows key names.',
+  'cli:usage-errors': 'A usage error prints the one usage line that applies, not the whole help.',
+  'cli:did-you-mean': 'Mistyped commands, accounts, actions and tools get the nearest known name suggested.',
+  'catalog:one-listing-rule':
+    'GET /api/run, tools/list, /openapi.json, the server card, tollgate catalog and server-json hide or mark alike.',
+  'http:refusals-say-not-charged': 'Every refusal over the HTTP shim says in words that nothing was charged.',
+  'mcp:refusals-say-not-charged': 'Every refusal over MCP says in words that nothing was charged.',
+  'ssrf:names-fetch-allow': 'The refusal of a private or loopback URL names TOLLGATE_FETCH_ALLOW.',
+  'pages:any-width':
+    'Every page works at 390 px: no sideways scroll, transactions as short cards with the amount visible, a readable chart.',
+  'pages:consent-layout': 'The consent page has the site header, and Allow beside Deny at any width.',
   'cli:json-errors':
     'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
   'cli:data-dir':

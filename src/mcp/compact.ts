@@ -3,6 +3,7 @@ import { type Action, catalog, findAction } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
 import { portableInputSchema } from '../../catalog/portable-schema.js';
 import { invalidInput, mcpErrorResult } from '../errors.js';
+import { didYouMean } from '../lib/did-you-mean.js';
 import type { Availability } from '../run/availability.js';
 import { actionForTool, describe, PRICE_META_KEY } from './tools.js';
 
@@ -108,7 +109,10 @@ function actionOf(name: unknown): Action | undefined {
 function unknownAction(name: unknown): CallToolResult {
   return mcpErrorResult(
     invalidInput([
-      { path: 'action', message: `unknown action ${JSON.stringify(name)}; platform_discover lists them` },
+      {
+        path: 'action',
+        message: `unknown action ${JSON.stringify(name)}${typeof name === 'string' ? didYouMean(name, Object.keys(catalog)) : ''}; platform_discover lists them`,
+      },
     ]),
   );
 }
