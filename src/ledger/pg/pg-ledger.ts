@@ -30,6 +30,7 @@ import {
 } from '../types.js';
 import { nextUtcMidnight, utcDay } from '../utc-day.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
+import { beginPlain, CAPTURE_PLAIN, VOID_PLAIN } from './pg-pair.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
 // test suites run on both). begin, capture and void are one round trip each: plpgsql functions (migration
@@ -81,12 +82,16 @@ interface BeginRow {
 }
 
 const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
+/** A CallRow's columns (the table also records the replica that took the call). */
+const CALL_COLUMNS =
+  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
 
 export class PgLedger implements Ledger {
   private readonly clock: Clock;
   private readonly ttl: number;
   private readonly replicaId: string;
   private readonly asyncHolds: boolean;
+  private readonly beginPlain: { name: string; text: string };
   private readonly mv: PgMovements;
 
   constructor(
@@ -97,6 +102,7 @@ export class PgLedger implements Ledger {
     this.ttl = opts.idempotencyTtlMs;
     this.replicaId = opts.replicaId;
     this.asyncHolds = opts.durableHolds !== true;
+    this.beginPlain = beginPlain(this.asyncHolds);
     this.mv = new PgMovements(pool);
   }
 
@@ -190,6 +196,29 @@ export class PgLedger implements Ledger {
     assertMicros(req.holdMicros, 'hold');
     if (req.funding) assertMicros(req.funding.micros, 'funding');
     const now = this.clock.now();
+    const callId = newId('txn', now);
+    if (!req.idempotency && !req.dailyCap && !req.funding?.micros) {
+      // A plain call: one statement (./pg-pair.ts). No row: refused or unknown, which tg_begin tells apart.
+      const started = await this.rows(this.beginPlain.name, this.beginPlain.text, [
+        callId,
+        req.accountId,
+        req.action,
+        req.holdMicros,
+        req.priceMicros,
+        req.paymentMethod,
+        req.principal,
+        now,
+        json(req.meta),
+        this.replicaId,
+        req.holdTtlMs,
+      ]);
+      if (started.length === 1) return { kind: 'started', callId };
+    }
+    return this.beginFull(req, now, callId);
+  }
+
+  /** Every begin that is not a plain one that started: keys, caps, funding, refusals (tg_begin). */
+  private async beginFull(req: BeginRequest, now: number, newCallId: string): Promise<BeginResult> {
     const capDay = req.dailyCap
       ? req.dailyCap.scope
         ? `${utcDay(now)} ${req.dailyCap.scope}`
@@ -216,7 +245,7 @@ export class PgLedger implements Ledger {
         now,
         this.ttl,
         this.replicaId,
-        newId('txn', now),
+        newCallId,
         this.asyncHolds,
       ],
     );
@@ -250,6 +279,19 @@ export class PgLedger implements Ledger {
   async capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }> {
     assertMicros(req.amountMicros, 'capture');
     const now = this.clock.now();
+    if (req.jobHandle === undefined) {
+      const done = await this.rows(CAPTURE_PLAIN.name, CAPTURE_PLAIN.text, [
+        callId,
+        req.amountMicros,
+        req.provider,
+        req.durationMs,
+        now,
+        json(req.meta),
+      ]);
+      if (done.length === 1) return { chargedMicros: req.amountMicros };
+    }
+    // Not a plain pending hold (a key, a cap, funding, a job), or not pending at all: tg_capture resolves it or
+    // raises why not (unknown, already resolved, above the hold).
     await this.rows('tg_capture', 'SELECT tg_capture($1, $2, $3, $4, $5, $6, $7, $8)', [
       callId,
       req.amountMicros,
@@ -265,6 +307,15 @@ export class PgLedger implements Ledger {
 
   async void(callId: string, req: VoidRequest): Promise<void> {
     const now = this.clock.now();
+    const done = await this.rows(VOID_PLAIN.name, VOID_PLAIN.text, [
+      callId,
+      req.errorCode,
+      req.provider,
+      req.durationMs,
+      now,
+      json(req.meta),
+    ]);
+    if (done.length === 1) return;
     await this.release(callId, 'voided', req.errorCode, req.provider, req.durationMs, req.meta, now, true);
   }
 
@@ -316,7 +367,7 @@ export class PgLedger implements Ledger {
   async sweep(now: number): Promise<SweepResult> {
     const expired = await this.rows<{ call_id: string }>(
       'tg_sweep_expired',
-      "SELECT call_id FROM holds WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+      'SELECT call_id FROM pending_holds WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2',
       [now, SWEEP_BATCH],
     );
     const expiredHolds = await this.releaseAll(
@@ -326,8 +377,8 @@ export class PgLedger implements Ledger {
     );
     const orphaned = await this.rows<{ call_id: string }>(
       'tg_sweep_orphaned',
-      `SELECT h.call_id FROM holds h JOIN replicas r ON r.id = h.replica_id
-        WHERE h.status = 'pending' AND r.lease_expires_at <= $1 AND r.id <> $2 LIMIT $3`,
+      `SELECT h.call_id FROM pending_holds h JOIN replicas r ON r.id = h.replica_id
+        WHERE r.lease_expires_at <= $1 AND r.id <> $2 LIMIT $3`,
       [now, this.replicaId, SWEEP_BATCH],
     );
     const orphanedHolds = await this.releaseAll(
@@ -347,9 +398,8 @@ export class PgLedger implements Ledger {
     const now = this.clock.now();
     const pending = await this.rows<{ call_id: string }>(
       undefined,
-      `SELECT h.call_id FROM holds h
-        WHERE h.status = 'pending'
-          AND (h.replica_id = $1
+      `SELECT h.call_id FROM pending_holds h
+        WHERE (h.replica_id = $1
                OR EXISTS (SELECT 1 FROM replicas r WHERE r.id = h.replica_id AND r.lease_expires_at <= $2))`,
       [this.replicaId, now],
     );
@@ -363,14 +413,16 @@ export class PgLedger implements Ledger {
   // ---- reads ---------------------------------------------------------------------------------------------
 
   async getCall(id: string): Promise<CallRow | undefined> {
-    const [r] = await this.rows<CallDbRow>('tg_call', 'SELECT * FROM calls WHERE id = $1', [id]);
+    const [r] = await this.rows<CallDbRow>('tg_call', `SELECT ${CALL_COLUMNS} FROM calls WHERE id = $1`, [
+      id,
+    ]);
     return r ? toCallRow(r) : undefined;
   }
 
   async transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
     const rows = await this.rows<CallDbRow>(
       'tg_calls_of',
-      'SELECT * FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      `SELECT ${CALL_COLUMNS} FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4`,
       [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit],
     );
     return rows.map(toCallRow);
