@@ -1,27 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { PgLedger } from '../src/ledger/pg/pg-ledger.js';
 import { systemClock } from '../src/lib/clock.js';
 import { migrate } from '../src/pg/migrate.js';
-import { MIGRATIONS } from '../src/pg/migrations/index.js';
-import { openPgPool } from '../src/pg/pool.js';
+import { openPgPool, type PgPool } from '../src/pg/pool.js';
 import { load } from './stats.js';
 
-// Where PostgreSQL's CPU goes per hold+capture pair: run by hand (`npx tsx bench/ledger-pg-profile.ts`) against a
-// server of its own (TOLLGATE_PROFILE_DATABASE_URL, default 127.0.0.1:5499) started with
-// shared_preload_libraries = 'pg_stat_statements' and pg_stat_statements.track = all, so that nothing else
-// runs on it: the CPU of every process of that server is the pairs' cost. Prints CPU per pair, WAL bytes per
-// pair, rows and index blocks touched per pair, and the statements (top level and inside the functions) by
-// time. Not part of `npm run bench` (it needs that server).
+// Where PostgreSQL's CPU goes per hold+capture pair: run by hand (`npx tsx bench/ledger-pg-profile.ts`) against
+// TOLLGATE_PROFILE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), best a server of its own
+// started with shared_preload_libraries = 'pg_stat_statements' and pg_stat_statements.track = all (the
+// statements' table is printed when the extension is there). Prints PostgreSQL CPU per pair (its backends on
+// the run's database, its WAL writer, checkpointer and background writer, from /proc), WAL bytes, rows and
+// index blocks touched per pair. Env: PAIRS, CONCURRENCY, DURABLE=1, EXTRA_SQL=<file run after migrating>.
+// Not part of `npm run bench`.
 
-const ADMIN_URL = process.env.TOLLGATE_PROFILE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5499/test';
+const ADMIN_URL = process.env.TOLLGATE_PROFILE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ACCOUNTS = 500;
 const N = Number(process.env.PAIRS ?? 10_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const DURABLE = process.env.DURABLE === '1';
-/** Ledger migrations up to this version only (A/B against an older schema); default all. */
-const LEDGER_UPTO = Number(process.env.LEDGER_UPTO ?? 99);
 /** SQL run after the migrations (a variant under test), from this file. */
 const EXTRA_SQL = process.env.EXTRA_SQL;
 
@@ -31,22 +29,25 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** CPU ms of every process of the server at `port` (its postmaster, its children, and those it reaped). */
-function serverCpuMs(postmaster: number): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ppid = Number(f[1]);
-      if (Number(pid) === postmaster) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-      else if (ppid === postmaster) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // gone
-    }
+/** CPU ms a process has used so far, or 0 when it has ended. */
+function cpuOfPid(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(x[11]) + Number(x[12])) * 10;
+  } catch {
+    return 0;
   }
-  return ticks * 10;
+}
+
+/** The backends of this database and the server's WAL writer, checkpointer and background writer. */
+async function serverPids(pool: PgPool, database: string): Promise<number[]> {
+  const r = await pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE (datname = $1 AND pid <> pg_backend_pid())
+        OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
+    [database],
+  );
+  return r.rows.map((x) => x.pid);
 }
 
 async function main() {
@@ -54,22 +55,18 @@ async function main() {
   await admin.connect();
   const name = `tg_prof_${randomBytes(4).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${name} TEMPLATE template0`);
-  const pmPid = (
-    await admin.query<{ pid: number }>(
-      'SELECT pg_postmaster_start_time(), (SELECT pid FROM pg_stat_activity WHERE backend_type = $1) AS pid',
-      ['checkpointer'],
-    )
-  ).rows[0]?.pid as number;
-  const ppid = Number(readFileSync(`/proc/${pmPid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
   const url = withDatabase(ADMIN_URL, name);
   const pool = openPgPool(url, { max: 32 });
   try {
-    await migrate(
-      pool,
-      MIGRATIONS.filter((m) => m.version > 99 || m.version <= LEDGER_UPTO),
-    );
+    await migrate(pool);
     if (EXTRA_SQL) await pool.query(readFileSync(EXTRA_SQL, 'utf8'));
-    await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const pgss = await pool
+      .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+      .then(() => pool.query('SELECT pg_stat_statements_reset()'))
+      .then(
+        () => true,
+        () => false,
+      );
     const ledger = new PgLedger(pool, {
       clock: systemClock,
       idempotencyTtlMs: 86_400_000,
@@ -99,13 +96,16 @@ async function main() {
       });
     await run(3000, CONCURRENCY);
     await pool.query('CHECKPOINT');
-    await pool.query('SELECT pg_stat_statements_reset()');
+    if (pgss) await pool.query('SELECT pg_stat_statements_reset()');
     await pool.query('SELECT pg_stat_reset()');
     const lsn0 = (await pool.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]?.l;
-    const cpu0 = serverCpuMs(ppid);
+    const pids = await serverPids(pool, name);
+    const cpu0 = new Map(pids.map((pid) => [pid, cpuOfPid(pid)]));
     const own0 = process.cpuUsage();
     const r = await run(N, CONCURRENCY);
-    const cpu = (serverCpuMs(ppid) - cpu0) / N;
+    let cpuMs = 0;
+    for (const pid of await serverPids(pool, name)) cpuMs += cpuOfPid(pid) - (cpu0.get(pid) ?? 0);
+    const cpu = cpuMs / N;
     const own = process.cpuUsage(own0);
     const wal = (
       await pool.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text AS b', [lsn0])
@@ -130,6 +130,7 @@ async function main() {
     console.log('\nindex blocks touched per pair');
     for (const t of idx.rows)
       if (Number(t.blks) > 0) console.log(`  ${t.indexrelname.padEnd(28)} ${(t.blks / N).toFixed(2)}`);
+    if (!pgss) return;
     const st = await pool.query(
       `SELECT calls, total_exec_time, total_plan_time, wal_bytes, toplevel, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS q
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())

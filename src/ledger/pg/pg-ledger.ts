@@ -28,9 +28,9 @@ import {
   type UsageRow,
   type VoidRequest,
 } from '../types.js';
-import { nextUtcMidnight, utcDay } from '../utc-day.js';
+import { utcDay } from '../utc-day.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
-import { beginPlain, CAPTURE_PLAIN, VOID_PLAIN } from './pg-pair.js';
+import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
 // test suites run on both). begin, capture and void are one round trip each: plpgsql functions (migration
@@ -71,15 +71,6 @@ function assertMicros(n: number, what: string): void {
 }
 
 const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
-
-interface BeginRow {
-  kind: BeginResult['kind'];
-  call_id: string | null;
-  response: string | null;
-  available: number | null;
-  spent: number | null;
-  frozen_reason: string | null;
-}
 
 const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
 /** A CallRow's columns (the table also records the replica that took the call). */
@@ -250,30 +241,7 @@ export class PgLedger implements Ledger {
       ],
     );
     if (!r) throw new Error('tg_begin returned no row');
-    const callId = r.call_id ?? '';
-    switch (r.kind) {
-      case 'started':
-      case 'in_flight':
-      case 'mismatch':
-        return { kind: r.kind, callId };
-      case 'replay':
-        return { kind: 'replay', callId, response: JSON.parse(r.response ?? 'null') };
-      case 'insufficient': {
-        const refused = {
-          kind: 'insufficient' as const,
-          availableMicros: r.available ?? 0,
-          requiredMicros: req.holdMicros,
-        };
-        return r.frozen_reason === null ? refused : { ...refused, lineFrozen: { reason: r.frozen_reason } };
-      }
-      case 'daily_cap':
-        return {
-          kind: 'daily_cap',
-          spentMicros: r.spent ?? 0,
-          limitMicros: req.dailyCap?.limitMicros ?? 0,
-          resetsAt: nextUtcMidnight(now),
-        };
-    }
+    return toBeginResult(r, req, now);
   }
 
   async capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }> {

@@ -1,3 +1,6 @@
+import type { BeginRequest, BeginResult } from '../types.js';
+import { nextUtcMidnight } from '../utc-day.js';
+
 // The hot path of the PostgreSQL ledger: a plain call's hold and its resolution, one statement each, sent as
 // named prepared statements (parsed and planned once per connection). A plain call has no idempotency key, no
 // daily cap and no funding; its hold is a row of `pending_holds` (migration src/pg/migrations/ledger-lean.ts).
@@ -84,3 +87,40 @@ export const VOID_PLAIN = {
 )
 SELECT h.account_id FROM h`,
 };
+
+/** What tg_begin returns. */
+export interface BeginRow {
+  kind: BeginResult['kind'];
+  call_id: string | null;
+  response: string | null;
+  available: number | null;
+  spent: number | null;
+  frozen_reason: string | null;
+}
+
+export function toBeginResult(r: BeginRow, req: BeginRequest, now: number): BeginResult {
+  const callId = r.call_id ?? '';
+  switch (r.kind) {
+    case 'started':
+    case 'in_flight':
+    case 'mismatch':
+      return { kind: r.kind, callId };
+    case 'replay':
+      return { kind: 'replay', callId, response: JSON.parse(r.response ?? 'null') };
+    case 'insufficient': {
+      const refused = {
+        kind: 'insufficient' as const,
+        availableMicros: r.available ?? 0,
+        requiredMicros: req.holdMicros,
+      };
+      return r.frozen_reason === null ? refused : { ...refused, lineFrozen: { reason: r.frozen_reason } };
+    }
+    case 'daily_cap':
+      return {
+        kind: 'daily_cap',
+        spentMicros: r.spent ?? 0,
+        limitMicros: req.dailyCap?.limitMicros ?? 0,
+        resetsAt: nextUtcMidnight(now),
+      };
+  }
+}
