@@ -39,7 +39,8 @@ RETURNING call_id`,
 /**
  * Resolves a plain pending hold with a capture of $2 ≤ the hold: deletes the pending hold (once: a concurrent
  * resolver's DELETE finds nothing), posts the amount and releases the hold on the account, records the call's
- * success, writes the charge's two entries and adds the revenue to this server process's shard.
+ * success, writes the charge's two entries and credits revenue on the customer's row (accounts.revenue_micros,
+ * which sys_revenue's balance adds up).
  * Returns one row, or none (not pending, not plain, or above the hold: tg_capture handles or says which).
  */
 export const CAPTURE_PLAIN = {
@@ -50,7 +51,8 @@ export const CAPTURE_PLAIN = {
      AND idempotency_key IS NULL AND cap_day IS NULL AND funding_micros = 0
   RETURNING account_id, amount_micros
 ), a AS (
-  UPDATE accounts SET balance_micros = balance_micros - $2, held_micros = held_micros - h.amount_micros
+  UPDATE accounts SET balance_micros = balance_micros - $2, held_micros = held_micros - h.amount_micros,
+                      revenue_micros = revenue_micros + $2
     FROM h WHERE accounts.id = h.account_id
 ), c AS (
   UPDATE calls SET status = 'succeeded', charged_micros = $2, provider = $3, duration_ms = $4, finished_at = $5,
@@ -61,9 +63,6 @@ export const CAPTURE_PLAIN = {
   SELECT 'tr_' || $1, leg.account_id, leg.micros, 'charge', $1, NULL, $5
     FROM h, LATERAL (VALUES (h.account_id, -$2::bigint), ('sys_revenue', $2::bigint)) AS leg (account_id, micros)
    WHERE $2::bigint > 0
-), s AS (
-  UPDATE account_shards SET micros = micros + $2
-    FROM h WHERE account_shards.account_id = 'sys_revenue' AND shard = pg_backend_pid() % 1024 AND $2::bigint > 0
 )
 SELECT h.account_id FROM h`,
 };

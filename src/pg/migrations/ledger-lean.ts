@@ -10,12 +10,13 @@
 //   and resolves it in one statement, sent by PgLedger as named prepared statements (src/ledger/pg/pg-pair.ts):
 //   the begin's conditional UPDATE of the account checks the funds, locks the row and reserves the hold, and
 //   feeds the call's and the pending hold's inserts; the capture's DELETE of the pending hold feeds the
-//   account's update, the call's update, the charge's entries and the revenue shard. Anything else (a refusal,
+//   account's update, the call's update, the charge's entries and revenue's credit. Anything else (a refusal,
 //   an error, a key, a cap, funding, a job) goes through the functions below, which do the same with the rest.
 //   Lock order everywhere: the pending hold, then the rest; a hold is only ever inserted by a transaction that
 //   already holds its account.
-// - The revenue shards exist from the start (one row per shard), so a capture adds to its shard with a plain
-//   UPDATE, not an upsert.
+// - Revenue is credited on the customer's own row (accounts.revenue_micros: what it has paid to revenue), which
+//   the capture updates anyway, instead of on a shard row of sys_revenue: one row less per capture. The
+//   balance of sys_revenue (accounts_v) adds them up; nothing on a call's path reads it.
 // - No foreign keys on the hot tables (calls, entries): every row is written by these functions, after they
 //   locked or updated the account it names, and accounts are never deleted. Each foreign key was a
 //   `SELECT … FOR KEY SHARE` per row inserted — on `sys_revenue` by every capture.
@@ -45,9 +46,15 @@ INSERT INTO pending_holds (call_id, account_id, amount_micros, cap_day, expires_
 -- The replica that took the call (the holds kept it; a pending hold is gone once resolved).
 ALTER TABLE calls ADD COLUMN replica_id text;
 UPDATE calls SET replica_id = h.replica_id FROM holds h WHERE h.call_id = calls.id;
-INSERT INTO account_shards (account_id, shard, micros)
-  SELECT a.id, s, 0 FROM accounts a, generate_series(0, 1023) s WHERE a.kind = 'system'
-  ON CONFLICT (account_id, shard) DO NOTHING;
+-- Revenue's shards are the customers' own rows (see the file comment): what each has paid to revenue.
+ALTER TABLE accounts ADD COLUMN revenue_micros bigint NOT NULL DEFAULT 0;
+CREATE OR REPLACE VIEW accounts_v AS
+  SELECT a.id, a.name, a.kind,
+         (a.balance_micros + coalesce((SELECT sum(s.micros) FROM account_shards s WHERE s.account_id = a.id), 0)
+          + CASE WHEN a.id = 'sys_revenue' THEN (SELECT coalesce(sum(r.revenue_micros), 0) FROM accounts r) ELSE 0 END)::bigint
+           AS balance_micros,
+         a.held_micros, a.created_at, a.credit_line_micros, a.line_frozen_at, a.line_frozen_reason
+    FROM accounts a;
 
 DROP FUNCTION tg_release(text, text, text, text, bigint, text, bigint, boolean);
 DROP FUNCTION tg_capture(text, bigint, text, bigint, text, text, text, bigint);
@@ -202,7 +209,8 @@ BEGIN
     DELETE FROM pending_holds WHERE call_id = p_call AND amount_micros >= p_amount
       RETURNING account_id, amount_micros, cap_day, funding_micros
   ), a AS (
-    UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros
+    UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros,
+                        revenue_micros = revenue_micros + p_amount
       FROM h WHERE accounts.id = h.account_id
   ), c AS (
     UPDATE calls SET status = 'succeeded', charged_micros = p_amount, provider = p_provider, duration_ms = p_duration,
@@ -215,9 +223,6 @@ BEGIN
       SELECT 'tr_' || p_call, leg.account_id, leg.micros, 'charge', p_call, NULL, p_now
         FROM h, LATERAL (VALUES (h.account_id, -p_amount), ('sys_revenue', p_amount)) AS leg (account_id, micros)
        WHERE p_amount > 0
-  ), s AS (
-    UPDATE account_shards SET micros = micros + p_amount
-      FROM h WHERE account_shards.account_id = 'sys_revenue' AND shard = pg_backend_pid() % 1024 AND p_amount > 0
   )
   SELECT h.account_id, h.amount_micros, h.cap_day, h.funding_micros, c.idempotency_key
     INTO v_account, v_hold, v_cap, v_funding, v_key
