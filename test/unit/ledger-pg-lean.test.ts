@@ -231,7 +231,7 @@ describe('PostgreSQL ledger: the lean pair (migration 3)', () => {
     await assertConservation(pool, r1);
   });
 
-  it('keeps the rules the dropped CHECKs and foreign keys stated: account kinds and lines, one charge per call', async () => {
+  it('[billing:double-entry] keeps the rules the dropped CHECKs and foreign keys stated: account kinds and lines, one charge and one refund per call', async () => {
     await migrate(pool);
     await expect(
       pool.query("INSERT INTO accounts (id, kind, created_at) VALUES ('acct_bad', 'admin', 0)"),
@@ -252,7 +252,18 @@ describe('PostgreSQL ledger: the lean pair (migration 3)', () => {
         "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, created_at) VALUES ('t2', $1, -1, 'charge', $2, 0), ('t2', 'sys_revenue', 1, 'charge', $2, 0)",
         [acct, call],
       ),
-    ).rejects.toThrow(/entries_charge_once/);
+    ).rejects.toThrow(/entries_once/);
+    // And a refund: once by the ledger, and a second one by hand is refused too.
+    const job = await started(ledger.begin(req(acct, 10_000)));
+    await ledger.capture(job, { amountMicros: 10_000, provider: null, durationMs: 1, jobHandle: 'h1' });
+    expect(await ledger.refundJob(acct, 'h1', 'job_failed')).toEqual({ refundedMicros: 10_000, callId: job });
+    await expect(
+      pool.query(
+        "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, created_at) VALUES ('t3', $1, 1, 'refund', $2, 0), ('t3', 'sys_revenue', -1, 'refund', $2, 0)",
+        [acct, job],
+      ),
+    ).rejects.toThrow(/entries_once/);
+    expect(await ledger.balance(acct)).toMatchObject({ balance_micros: 40_000, held_micros: 0 });
     await expect(ledger.begin(req('acct_missing', 10_000))).rejects.toThrow(/unknown account/);
     await assertConservation(pool, ledger);
   });
