@@ -13,8 +13,9 @@ import { load } from './stats.js';
 import type { BenchModule } from './types.js';
 
 // Ledger hold+capture pairs per second on PostgreSQL (synchronous_commit=on: every commit waits for its WAL
-// flush), against the SQLite ledger in the same run. A fresh database is created on the server at
-// TOLLGATE_BENCH_DATABASE_URL (default: the local one) and dropped afterwards.
+// flush), against the SQLite ledger in the same run, and PostgreSQL's CPU per pair (the robust figure on a
+// shared machine), with holds committed without and with their own flush. A fresh database is created on the
+// server at TOLLGATE_BENCH_DATABASE_URL (default: the local one) and dropped afterwards.
 
 const ADMIN_URL = process.env.TOLLGATE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Customers the pairs are spread over: each pair locks its account's row until commit, as in production. */
@@ -209,7 +210,7 @@ const bench: BenchModule = async () => {
       `for its WAL flush), a pool of ${POOL} connections, pairs spread over ${ACCOUNTS} funded accounts. One pair =`,
       '`begin` + `capture` of a plain call (no idempotency key, daily cap or funding): one statement each, sent as',
       'a named prepared statement (`src/ledger/pg/pg-pair.ts`; the hold is a row of `pending_holds`, the capture',
-      'deletes it and, in the same statement, posts the charge, its two entries and the revenue shard). A hold',
+      "deletes it and, in the same statement, posts the charge, its two entries and revenue's credit). A hold",
       '(it moves no money) commits without waiting for its WAL flush and is made durable by the flush of its',
       'capture, which waits; the "durable holds" column makes every commit wait (`durableHolds`). The SQLite',
       'ledger (synchronous=FULL for captures, group commit) runs the same load in the same run.',
