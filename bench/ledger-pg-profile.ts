@@ -43,7 +43,7 @@ function cpuOfPid(pid: number): number {
 /** The backends of this database and the server's WAL writer, checkpointer and background writer. */
 async function serverPids(pool: PgPool, database: string): Promise<number[]> {
   const r = await pool.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE (datname = $1 AND pid <> pg_backend_pid())
+    `SELECT pid FROM pg_stat_activity WHERE datname = $1
         OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
     [database],
   );

@@ -42,8 +42,7 @@ function cpuOfPid(pid: number): number | undefined {
 async function serverPids(pool: PgPool, database: string): Promise<number[]> {
   const r = await pool.query<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity
-      WHERE (datname = $1 AND pid <> pg_backend_pid())
-         OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
+      WHERE datname = $1 OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
     [database],
   );
   return r.rows.map((x) => x.pid).filter((pid) => cpuOfPid(pid) !== undefined);
