@@ -51,6 +51,8 @@ async function serverPids(pool: PgPool, database: string): Promise<number[]> {
 }
 
 async function main() {
+  // Piped into `head`, stdout closes early: the run must still drop its database.
+  process.stdout.on('error', () => {});
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   const name = `tg_prof_${randomBytes(4).toString('hex')}`;
