@@ -14,6 +14,8 @@ export const REQUIREMENTS = {
     'Concurrent calls never take an account below zero; exactly the affordable ones run.',
   'billing:hold-resolves-once': 'A hold is posted or voided exactly once, never more than its amount.',
   'billing:crash-recovery': 'A process killed between hold and capture leaves no charge after restart.',
+  'billing:unknown-hold':
+    'A capture or void of a hold the ledger never recorded (lost in a database crash) is refused as unknown and moves nothing.',
   'billing:idempotent-replay': 'Same Idempotency-Key and body replays the result with no new charge.',
   'billing:idempotency-mismatch': 'Same key with a different body is refused with 422.',
   'billing:idempotency-in-flight': 'Same key while the first call runs is refused with 409.',

@@ -78,7 +78,7 @@ describe('[scale:workers] serve --workers', () => {
         });
       const replies = await Promise.all(Array.from({ length: 40 }, call));
       expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
-      const byReplica = await sql.query('SELECT DISTINCT replica_id FROM holds');
+      const byReplica = await sql.query('SELECT DISTINCT replica_id FROM calls');
       // Connections are handed to the workers in turn: both took holds.
       expect(byReplica.rows.length).toBe(2);
 
