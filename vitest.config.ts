@@ -10,6 +10,8 @@ export default defineConfig({
     pool: 'forks',
     // A PostgreSQL server for the PostgreSQL suites (found or started once): test/helpers/pg-global.ts.
     globalSetup: ['test/helpers/pg-global.ts'],
+    // Known-harmless warnings of Node 20 (oidc-provider, the AWS SDK) kept out of the test output.
+    setupFiles: ['test/helpers/quiet-warnings.ts'],
     env: { TOLLGATE_LOG_LEVEL: 'silent' },
   },
 });

@@ -70,10 +70,11 @@ export const consult = defineAction({
   summary:
     'Turns a plain-English goal into a plan of ready-to-run calls, each { step, service, action, params, ' +
     'price_cents, why }, validated against its action’s schema: values read from the goal (URLs, addresses ' +
-    'whole and split, city/state, zip, coordinates, ids, counts, dates, file names) are filled in, later steps ' +
-    'take earlier outputs (inputs_from), and anything the goal does not give is listed in missing. Returns ' +
-    '{ calls, alternatives, total_price_cents }; only actions this gateway can run are suggested, and a goal ' +
-    'nothing fits answers 404, uncharged.',
+    'whole and split, city/state, zip, coordinates, ids of every kind, quoted text, numbers with units, dates, ' +
+    'file names) are filled in, the plan starts where the goal starts, later steps take earlier outputs ' +
+    '(inputs_from), and anything the goal does not give is listed in missing. Returns { calls, alternatives, ' +
+    'total_price_cents }, plus other_plans when the goal reads two ways (calls is the likelier); only actions ' +
+    'this gateway can run are suggested, and a goal nothing fits answers 404, uncharged.',
   whenToUse:
     'Use it when you do not know which actions, in which order, a goal needs; it answers ' +
     'ready-to-run calls validated against their schemas. To search the catalog by keyword for free, ' +
@@ -98,6 +99,16 @@ export const consult = defineAction({
       .number()
       .int()
       .describe('Cost of running the plan once (calls only, each poll once; alternatives excluded).'),
+    other_plans: z
+      .array(
+        z.object({
+          why: z.string().describe('The other reading of the goal, and why this plan fits it.'),
+          calls: z.array(suggestedCall).describe('Its calls, in order.'),
+          total_price_cents: z.number().int().describe('Cost of running it once.'),
+        }),
+      )
+      .optional()
+      .describe('When the goal reads two ways: the plan for the other reading (calls is the likelier one).'),
   }),
   annotations: readOnly,
   example: { intent: 'Get the rent estimate for 5500 Grand Lake Dr, San Antonio, TX 78244' },

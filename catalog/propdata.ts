@@ -341,6 +341,7 @@ const skiptrace = defineAction({
     'skiptrace',
     'owner contact',
     'contact info',
+    'contact details',
     'phone',
     'phone number',
     'email',

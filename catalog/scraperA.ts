@@ -132,7 +132,7 @@ export const crawlStatus = defineAction({
     handleField: 'id',
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
-  example: { id: 'crawl_0abc' },
+  example: { id: 'crawl_a_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
   keywords: ['crawl', 'status', 'poll', 'progress', 'check on', 'finished', 'done'],
 });
 

@@ -225,7 +225,7 @@ export const crawlStatus = defineAction({
     handleField: 'id',
     failed: (o) => o.status === 'failed' && o.completed === 0,
   },
-  example: { id: 'crawl_0abc' },
+  example: { id: 'crawl_b_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
   keywords: ['crawl', 'status', 'poll', 'progress', 'finished', 'done'],
 });
 
@@ -301,7 +301,7 @@ export const extractStatus = defineAction({
   timeoutMs: 30_000,
   // An extraction job that failed (every URL failed) is refunded.
   refundsStart: { start: 'scraperB/extract', handleField: 'id', failed: (o) => o.status === 'failed' },
-  example: { id: 'extract_0abc' },
+  example: { id: 'extract_b_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
   keywords: ['extract', 'extraction', 'status', 'poll', 'job', 'done', 'finished'],
 });
 

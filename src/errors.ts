@@ -178,6 +178,19 @@ export function notConfigured(what: string, envVars: string[]): GatewayError {
 
 // ---- the wire bodies ----------------------------------------------------------------------------------
 
+/** A message that already says no money moved. */
+const SAYS_NOT_CHARGED = /\b(nothing was charged|not charged|never charged|nothing is charged)\b/i;
+
+/**
+ * The message a caller reads: ours, and every refusal says in words that nothing was charged (`charged_cents: 0`
+ * says it to programs; agents and people read the message). The one exception is a settlement whose outcome is not
+ * known yet: the payment may have moved, and its message says what to do.
+ */
+export function publicMessage(e: GatewayError): string {
+  if (e.code === 'payment_settlement_unknown' || SAYS_NOT_CHARGED.test(e.message)) return e.message;
+  return `${e.message}${/[.!?]$/.test(e.message) ? '' : '.'} Nothing was charged.`;
+}
+
 export interface ErrorBody {
   ok: false;
   error: { code: ErrorCode; message: string; retryable: boolean; details?: Record<string, unknown> };
@@ -185,7 +198,7 @@ export interface ErrorBody {
 }
 
 export function errorBody(e: GatewayError): ErrorBody {
-  const error: ErrorBody['error'] = { code: e.code, message: e.message, retryable: e.retryable };
+  const error: ErrorBody['error'] = { code: e.code, message: publicMessage(e), retryable: e.retryable };
   if (e.details !== undefined) error.details = e.details;
   return { ok: false, error, charged_cents: 0 };
 }
@@ -197,7 +210,7 @@ export function mcpErrorResult(e: GatewayError): {
   structuredContent: { error: ErrorBody['error']; charged_cents: 0 };
 } {
   const body = errorBody(e);
-  let text = `Error (${e.code}): ${e.message}`;
+  let text = `Error (${e.code}): ${body.error.message}`;
   const issues = e.details?.issues;
   if (Array.isArray(issues) && issues.length > 5) {
     text += `\n${(issues as FieldIssue[]).map((i) => `- ${i.path || '(body)'}: ${i.message}`).join('\n')}`;

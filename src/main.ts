@@ -13,7 +13,7 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import { type Billing, createBilling } from './billing/index.js';
-import { openGatewayState } from './cli/state.js';
+import { gatewayReadiness, openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
 import { createApp, type Door } from './http/app.js';
@@ -306,6 +306,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     clock,
     log: log.child({ door: 'account' }),
     version: VERSION,
+    prices: { services, mode: config.env.TOLLGATE_LIST_UNAVAILABLE },
   });
   accountSignIn = account.otherSignIn;
 
@@ -397,6 +398,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       uptime_s: Math.round((Date.now() - started) / 1000),
       inflight: inflight.size,
     }),
+    ready: gatewayReadiness(state, fileStorage, () => !inflight.accepting, log),
   });
 
   const sweeper = setInterval(() => {
@@ -485,9 +487,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await ledger.close();
       await webStack.close();
       await web.close();
-      await propertyDispatcher.close();
-      await mediaDispatcher.close();
-      await download.close();
+      await Promise.all([propertyDispatcher.close(), mediaDispatcher.close(), download.close()]);
       await fileStorage.close();
       await llm?.close();
       await x402?.facilitator.close();

@@ -14,6 +14,8 @@ export const REQUIREMENTS = {
     'Concurrent calls never take an account below zero; exactly the affordable ones run.',
   'billing:hold-resolves-once': 'A hold is posted or voided exactly once, never more than its amount.',
   'billing:crash-recovery': 'A process killed between hold and capture leaves no charge after restart.',
+  'billing:unknown-hold':
+    'A capture or void of a hold the ledger never recorded (lost in a database crash) is refused as unknown and moves nothing.',
   'billing:idempotent-replay': 'Same Idempotency-Key and body replays the result with no new charge.',
   'billing:idempotency-mismatch': 'Same key with a different body is refused with 422.',
   'billing:idempotency-in-flight': 'Same key while the first call runs is refused with 409.',
@@ -280,6 +282,14 @@ export const REQUIREMENTS = {
   'consult:values-from-goal':
     'Consult fills values from the goal: addresses whole and split, city/state, zip, coordinates, URLs, ids, counts.',
   'consult:workflows': 'Multi-step goals become ordered steps whose inputs name earlier outputs.',
+  'consult:ids-from-catalog':
+    'Ids in a goal reach the field whose example shows their kind (crawl, render, file, project, media, record ids).',
+  'consult:quoted-and-units':
+    'Quoted text is said exactly; numbers keep their units (ms or seconds, miles, bytes, months, days) and ranges.',
+  'consult:start-where-goal-starts':
+    'A plan starts where the goal starts: the step producing an id the goal lacks comes first; then-clauses chain.',
+  'consult:second-reading':
+    'When a goal reads two ways, the likelier plan is calls and the other is in other_plans.',
   'consult:free-actions':
     'Free actions (balance, transactions, files list, polls) are suggested where they answer.',
   'consult:plan-price': 'total_price_cents is the cost of running the plan once; alternatives are not added.',
@@ -293,6 +303,9 @@ export const REQUIREMENTS = {
   'catalog:availability':
     'Listings (tools/list, GET /api/run, discover, consult) leave out or mark actions this gateway cannot run.',
   'mcp:tool-names-in-descriptions': 'On /mcp, descriptions name other tools by their MCP names.',
+  'mcp:portable-schemas':
+    'Tool input schemas pass MCP Inspector --strict, OpenAI strict function calling and Gemini’s Schema subset; ' +
+    'a strict host’s nulls and JSON text are read back as the zod body.',
   'mcp:compact-tools':
     '/mcp?tools=compact lists discover, describe_action and run_action; every action stays reachable and priced.',
   'polls:free-unpriced':
@@ -313,6 +326,36 @@ export const REQUIREMENTS = {
   'ops:startup-errors':
     'A busy port or a data directory in use stops start-up with one line, not a stack trace.',
   'build:npm-ci': 'A clean clone installs with npm ci as well as npm install: the lock is complete.',
+  // deploying it like a product (docs/operator.md "Install and run", "Container", "Compose", "systemd")
+  'deploy:fresh-clone':
+    "A fresh clone runs the Dockerfile's commands: npm ci, build, npm ci --omit=dev, node bin/tollgate.js serve, a paid call.",
+  'deploy:npm-start-sigterm': 'npm start builds when needed and hands SIGTERM to the gateway itself.',
+  'deploy:env-accepted':
+    'Every TOLLGATE_* variable the Dockerfile, compose.yaml and the systemd unit set is accepted, with their values.',
+  'deploy:entry-point':
+    'The container runs node bin/tollgate.js serve as a non-root user; docs and messages never say npx tollgate.',
+  'ops:key-not-logged':
+    "The first start's operator key reaches the terminal or a 0600 file in the data dir, never the log stream.",
+  'ops:json-logs': 'serve writes JSON lines only, each with its pid (and worker id in serve --workers).',
+  'ops:bind-warning':
+    "A bind beyond loopback without TOLLGATE_PUBLIC_URL is warned about; /mcp accepts the machine's own addresses.",
+  'ops:database-down': 'A database that does not answer at start is one line naming TOLLGATE_DATABASE_URL.',
+  'ops:readyz':
+    '/readyz is 503 while the database or storage does not answer or the gateway drains; /healthz is liveness.',
+  'cli:which-database':
+    'The CLI says which database it used and refuses to guess when the data dir and TOLLGATE_DATABASE_URL disagree.',
+  'cli:names': 'Every command takes an account by id or by name.',
+  'cli:tables': 'Listings have a header row and aligned columns; keys list shows key names.',
+  'cli:usage-errors': 'A usage error prints the one usage line that applies, not the whole help.',
+  'cli:did-you-mean': 'Mistyped commands, accounts, actions and tools get the nearest known name suggested.',
+  'catalog:one-listing-rule':
+    'GET /api/run, tools/list, /openapi.json, the server card, tollgate catalog and server-json hide or mark alike.',
+  'http:refusals-say-not-charged': 'Every refusal over the HTTP shim says in words that nothing was charged.',
+  'mcp:refusals-say-not-charged': 'Every refusal over MCP says in words that nothing was charged.',
+  'ssrf:names-fetch-allow': 'The refusal of a private or loopback URL names TOLLGATE_FETCH_ALLOW.',
+  'pages:any-width':
+    'Every page works at 390 px: no sideways scroll, transactions as short cards with the amount visible, a readable chart.',
+  'pages:consent-layout': 'The consent page has the site header, and Allow beside Deny at any width.',
   'cli:json-errors':
     'With --json, a failing command prints one JSON error object on stdout and exits non-zero.',
   'cli:data-dir':

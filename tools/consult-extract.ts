@@ -1,7 +1,13 @@
+import { type GoalId, goalIds } from './consult-ids.js';
+import { ADDRESS_COMMA_RE, ADDRESS_RE, CITY_STATE_RE, STATES, SUFFIX, stateCode } from './consult-places.js';
+import { fieldList, quotedText, topicOf } from './consult-text.js';
+import { type Amounts, amounts, calendarDate, digits } from './consult-units.js';
+
 // platform/consult, step 1: the values a plain-English goal carries. Pure text work, no model: URLs (cleaned,
 // bare domains made absolute), US addresses (whole and split into house, street, unit, city, state, zip),
-// city/state, zip codes, coordinates and radii, job and resource ids, names, e-mails, phones, counts, recency,
-// price and size ranges, file names, video formats and the topic words a search should use.
+// city/state, zip codes, coordinates and radii, ids of the kinds the catalog's actions take (consult-ids),
+// quoted text, names, e-mails, phones, numbers with their units (consult-units), file names, video formats and
+// the topic words a search should use.
 
 export interface Address {
   full: string;
@@ -13,9 +19,7 @@ export interface Address {
   zip?: string;
 }
 
-export type IdKind = 'render' | 'project' | 'media' | 'file' | 'crawlA' | 'crawlB' | 'crawl' | 'extract';
-
-export interface Extracted {
+export interface Extracted extends Amounts {
   text: string;
   lower: string;
   urls: string[];
@@ -27,22 +31,15 @@ export interface Extracted {
   zip?: string;
   coords?: { latitude: number; longitude: number };
   radius?: number;
-  ids: Array<{ kind: IdKind; value: string }>;
+  ids: GoalId[];
+  /** Text the goal puts in quotes: a search, a name, a partial address, said exactly. */
+  quoted: string[];
   email?: string;
   phone?: string;
   person?: { first: string; last: string };
-  /** "top 10", "50 pages", "last 10 charges". */
-  count?: number;
-  bedrooms?: number | string;
-  bathrooms?: number | string;
-  /** Range syntax of the listing services: "min-max", "*" for an open end. */
-  price?: string;
   propertyType?: string;
-  recencyDays?: number;
-  months?: number;
   filename?: string;
   mime?: string;
-  sizeBytes?: number;
   aspectRatio?: string;
   fps?: number;
   resolution?: string;
@@ -53,107 +50,21 @@ export interface Extracted {
   name?: string;
   tag?: string;
   asOf?: string;
+  /** Assessor's parcel number and county FIPS code. */
+  apn?: string;
+  fips?: string;
   /** The goal's subject with instructions, sources and recency removed: what a search should send. */
   topic: string;
 }
 
-const STATES: Record<string, string> = {
-  alabama: 'AL',
-  alaska: 'AK',
-  arizona: 'AZ',
-  arkansas: 'AR',
-  california: 'CA',
-  colorado: 'CO',
-  connecticut: 'CT',
-  delaware: 'DE',
-  florida: 'FL',
-  georgia: 'GA',
-  hawaii: 'HI',
-  idaho: 'ID',
-  illinois: 'IL',
-  indiana: 'IN',
-  iowa: 'IA',
-  kansas: 'KS',
-  kentucky: 'KY',
-  louisiana: 'LA',
-  maine: 'ME',
-  maryland: 'MD',
-  massachusetts: 'MA',
-  michigan: 'MI',
-  minnesota: 'MN',
-  mississippi: 'MS',
-  missouri: 'MO',
-  montana: 'MT',
-  nebraska: 'NE',
-  nevada: 'NV',
-  'new hampshire': 'NH',
-  'new jersey': 'NJ',
-  'new mexico': 'NM',
-  'new york': 'NY',
-  'north carolina': 'NC',
-  'north dakota': 'ND',
-  ohio: 'OH',
-  oklahoma: 'OK',
-  oregon: 'OR',
-  pennsylvania: 'PA',
-  'rhode island': 'RI',
-  'south carolina': 'SC',
-  'south dakota': 'SD',
-  tennessee: 'TN',
-  texas: 'TX',
-  utah: 'UT',
-  vermont: 'VT',
-  virginia: 'VA',
-  washington: 'WA',
-  'west virginia': 'WV',
-  wisconsin: 'WI',
-  wyoming: 'WY',
-  'district of columbia': 'DC',
-};
-const CODES = new Set([...Object.values(STATES), 'PR']);
-const titleCase = (s: string) => s.replace(/\b[a-z]/g, (c) => c.toUpperCase());
-/** Two-letter codes (upper case only: "or" and "in" are words) or names, title or lower case. */
-const STATE_ALT = `(?:${[...CODES, ...Object.keys(STATES).flatMap((n) => [titleCase(n), n])].join('|')})`;
-const stateCode = (s: string) => (CODES.has(s) ? s : STATES[s.toLowerCase()]);
-
-const SUFFIX =
-  '(?:St|Street|Ave|Avenue|Rd|Road|Dr|Drive|Blvd|Boulevard|Ln|Lane|Way|Ct|Court|Pl|Place|Pkwy|Parkway|Ter|' +
-  'Terrace|Cir|Circle|Hwy|Highway|Trl|Trail|Pass|Loop|Sq|Square|Run|Pike|Row|Walk|Alley|Plaza|Xing|Crossing)';
-const DIRECTION = '(?:N|S|E|W|NE|NW|SE|SW)';
-const UNIT = '(?:,?\\s*(?:Apt|Apartment|Unit|Suite|Ste|#)\\.?\\s*#?[A-Za-z0-9-]+)';
-const CITY = "[A-Z][A-Za-z.'-]*(?:\\s+[A-Z][A-Za-z.'-]*){0,3}";
-
-/** Street with a suffix ("5500 Grand Lake Dr"), optional direction and unit, then city, state, zip. */
-const ADDRESS_RE = new RegExp(
-  `\\b(\\d{1,6}[A-Za-z]?)\\s+((?:${DIRECTION}\\.?\\s+)?(?:[A-Za-z0-9.'-]+\\s+){0,4}?${SUFFIX}\\.?(?:\\s+${DIRECTION}\\b)?)` +
-    `(${UNIT})?,?\\s+(${CITY}),?\\s+(${STATE_ALT})\\b(?:,?\\s*(\\d{5})(?:-\\d{4})?)?`,
-);
-/** Comma-delimited, any street ("100 Broadway, New York, NY 10005"). */
-const ADDRESS_COMMA_RE = new RegExp(
-  `\\b(\\d{1,6}[A-Za-z]?)\\s+([A-Za-z0-9.' -]{2,40}?)(${UNIT})?,\\s*(${CITY}),\\s*(${STATE_ALT})\\b(?:,?\\s*(\\d{5})(?:-\\d{4})?)?`,
-);
-const CITY_STATE_RE = new RegExp(`\\b(${CITY}),?\\s+(${STATE_ALT})\\b(?!\\s*\\d{3,4}\\b)`, 'g');
-
 const TLDS =
   'com|org|net|io|dev|ai|co|app|gov|edu|info|biz|us|uk|de|fr|ca|au|me|tv|xyz|tech|sh|so|gg|ly|to|cc|site|blog';
+const TLD_SET = new Set(TLDS.split('|'));
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`]+/gi;
 const DOMAIN_RE = new RegExp(
   `(?<![@\\w/.-])((?:[a-z0-9-]+\\.)+(?:${TLDS}))(?![\\w-])(\\/[^\\s<>"'\`]*)?`,
   'gi',
 );
-
-const ID_RE = /\b(rnd|prj|med|file|crawl_a|crawl_b|crawl|extract_b|extract)_[0-9a-z]{8,}\b/g;
-const ID_KIND: Record<string, IdKind> = {
-  rnd: 'render',
-  prj: 'project',
-  med: 'media',
-  file: 'file',
-  crawl_a: 'crawlA',
-  crawl_b: 'crawlB',
-  crawl: 'crawl',
-  extract_b: 'extract',
-  extract: 'extract',
-};
 
 const MIME: Record<string, string> = {
   mp4: 'video/mp4',
@@ -174,6 +85,23 @@ const MIME: Record<string, string> = {
   txt: 'text/plain',
   json: 'application/json',
   zip: 'application/zip',
+  svg: 'image/svg+xml',
+  heic: 'image/heic',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  m4v: 'video/x-m4v',
+  avi: 'video/x-msvideo',
+  flac: 'audio/flac',
+  ogg: 'audio/ogg',
+  opus: 'audio/opus',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  md: 'text/markdown',
+  html: 'text/html',
+  xml: 'application/xml',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
 };
 
 const PLATFORMS: Array<[RegExp, string]> = [
@@ -198,36 +126,6 @@ function cleanUrl(u: string): string {
   return url;
 }
 
-function money(s: string): number {
-  const m = /([\d,.]+)\s*([kKmM])?/.exec(s);
-  if (!m) return Number.NaN;
-  const n = Number((m[1] as string).replaceAll(',', ''));
-  const mult = m[2] ? (m[2].toLowerCase() === 'k' ? 1e3 : 1e6) : 1;
-  return Math.round(n * mult);
-}
-
-function priceRange(text: string): string | undefined {
-  const amount = '\\$\\s?[\\d,.]+\\s*[kKmM]?';
-  const between = new RegExp(`between\\s+(${amount})\\s+and\\s+(${amount})`, 'i').exec(text);
-  if (between) return `${money(between[1] as string)}-${money(between[2] as string)}`;
-  const dash = new RegExp(`(${amount})\\s*(?:-|to)\\s*(${amount})`, 'i').exec(text);
-  if (dash) return `${money(dash[1] as string)}-${money(dash[2] as string)}`;
-  const under = new RegExp(`(?:under|below|less than|at most|max(?:imum)?|up to)\\s+(${amount})`, 'i').exec(
-    text,
-  );
-  if (under) return `*-${money(under[1] as string)}`;
-  const over = new RegExp(`(?:over|above|more than|at least|min(?:imum)?)\\s+(${amount})`, 'i').exec(text);
-  if (over) return `${money(over[1] as string)}-*`;
-  return undefined;
-}
-
-function rooms(text: string, unit: string): number | string | undefined {
-  const m = new RegExp(`\\b(\\d+)(?:\\s*(?:-|to)\\s*(\\d+))?\\+?[- ]?(?:${unit})\\b`, 'i').exec(text);
-  if (!m) return undefined;
-  if (m[2]) return `${m[1]}-${m[2]}`;
-  return Number(m[1]);
-}
-
 const PROPERTY_TYPES: Array<[RegExp, string]> = [
   [/\bcondos?\b|\bcondominiums?\b/i, 'Condo'],
   [/\btown ?(?:houses?|homes?)\b/i, 'Townhouse'],
@@ -237,88 +135,18 @@ const PROPERTY_TYPES: Array<[RegExp, string]> = [
   [/\bvacant land\b|\bland parcels?\b|\blots? for sale\b/i, 'Land'],
 ];
 
-function recency(lower: string): number | undefined {
-  const n = /\b(?:last|past|previous|within)\s+(\d+)\s+(hour|day|week|month|year)s?\b/.exec(lower);
-  const per: Record<string, number> = { hour: 1, day: 1, week: 7, month: 30, year: 365 };
-  if (n) return Math.max(1, Number(n[1]) * (per[n[2] as string] ?? 1));
-  const one = /\b(?:last|past|this|previous)\s+(hour|day|week|month|year)\b/.exec(lower);
-  if (one) return per[one[1] as string];
-  if (/\btoday\b|\blast 24 hours\b|\bbreaking\b/.test(lower)) return 1;
-  if (/\byesterday\b/.test(lower)) return 2;
-  return undefined;
-}
-
-/** Words that instruct, name sources or recency: removed from the topic, with connectors next to them. */
-const INSTRUCTION = new Set(
-  (
-    'find search look lookup up get show give tell research gather collect evidence latest recent recently ' +
-    'news articles article papers paper academic scholarly studies tweets tweet threads thread posts post ' +
-    'reddit twitter github repositories repos repo images image pictures photos web internet online results ' +
-    'sources citations cited please i we want need would like can could you my me some all info ' +
-    'information what whats is are was how which who when where do does query google bing top best-of ' +
-    'discussions discussion mentions coverage headlines'
-  ).split(' '),
-);
-const CONNECTORS = new Set('about on for of from with in and or the a an to by at into regarding'.split(' '));
-
-function topicOf(text: string): string {
-  // "what X, Y and Z say about T": the subject follows "about" when sources or instructions come before it.
-  const about = /^(.*?)\babout\s+(.+)$/i.exec(text);
-  const before = about?.[1] ?? '';
-  const reported =
-    /,|\band\b|\b(?:write|wrote|written|say|said|saying|think|report(?:ed|ing)?|post(?:ed|s)?|news|articles?)\b/i;
-  if (about && reported.test(before) && (about[2] as string).split(/\s+/).length <= 10) {
-    return topicOf(about[2] as string);
-  }
-  const stripped = text
-    .replace(URL_RE, ' ')
-    .replace(
-      /\b(?:in|from|over|during|within)?\s*(?:the\s+)?(?:last|past|previous|this)\s+(?:\d+\s+)?(?:hours?|days?|weeks?|months?|years?)\b/gi,
-      ' ',
-    )
-    .replace(/\b(?:today|yesterday|right now|these days|nowadays)\b/gi, ' ')
-    .replace(/\b(?:with|and)\s+(?:citations|sources|links|references)\b/gi, ' ')
-    .replace(/\b(?:top|first|up to)\s+\d+\b/gi, ' ');
-  const words = stripped.split(/[\s,;:!?()"“”]+/).filter(Boolean);
-  const drop = words.map((w) => INSTRUCTION.has(w.toLowerCase().replace(/[.']+$/, '')));
-  // Connectors go when they touch something dropped (or an edge), repeatedly: "images of the X" → "X".
-  for (let changed = true; changed; ) {
-    changed = false;
-    words.forEach((w, i) => {
-      if (drop[i] || !CONNECTORS.has(w.toLowerCase())) return;
-      const prevGone = i === 0 || drop[i - 1];
-      const nextGone = i === words.length - 1 || drop[i + 1];
-      if (prevGone || nextGone) {
-        drop[i] = true;
-        changed = true;
-      }
-    });
-  }
-  const kept = words.filter((_, i) => !drop[i]).join(' ');
-  return kept.replace(/[.]+$/, '').trim() || text.trim();
-}
-
-function fieldList(text: string): string[] | undefined {
-  const item = "[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}";
-  const re = new RegExp(`(${item}(?:,\\s*${item})+(?:,?\\s+(?:and|&)\\s+${item})?)`, 'i');
-  const m = re.exec(text.replace(URL_RE, ' '));
-  if (!m) return undefined;
-  const parts = (m[1] as string)
-    .split(/,\s*|\s+(?:and|&)\s+/i)
-    .map((p) =>
-      p
-        .trim()
-        .replace(/^(?:the|fields?|pull|extract|get|scrape)\s+/i, '')
-        .replace(/^(?:the|fields?)\s+/i, ''),
-    )
-    .filter((p) => p.length > 0 && !/^(?:news|github|reddit|twitter)$/i.test(p));
-  return parts.length >= 2 ? parts : undefined;
-}
-
 export function extract(goal: string): Extracted {
   const text = goal.trim().slice(0, 2000);
   const lower = text.toLowerCase();
-  const x: Extracted = { text, lower, urls: [], ids: [], topic: topicOf(text) };
+  const x: Extracted = {
+    ...amounts(text),
+    text,
+    lower,
+    urls: [],
+    ids: [],
+    quoted: quotedText(text),
+    topic: topicOf(text),
+  };
 
   for (const m of text.matchAll(URL_RE)) x.urls.push(cleanUrl(m[0]));
   const withoutUrls = text.replace(URL_RE, ' ');
@@ -350,10 +178,14 @@ export function extract(goal: string): Extracted {
     }
   }
   if (!x.address) {
+    // Quoted text that starts like a street address is a partial address, said exactly ("12 Maple Av").
+    const quotedAddress = x.quoted.find((q) => /^\d{1,6}[A-Za-z]?\s+[A-Za-z]/.test(q));
     for (const m of text.matchAll(CITY_STATE_RE)) {
       const city = (m[1] as string).replace(/^(?:In|Near|Around|For|Of|At)\s+/, '');
       const state = stateCode(m[2] as string);
       if (!state || /^(?:I|The|A|My|Find|Show|Get|List)$/.test(city)) continue;
+      // "55 Wall St NY": a street, not a city.
+      if (new RegExp(`\\b${SUFFIX}\\.?$`, 'i').test(city) || /\d\s*$/.test(text.slice(0, m.index))) continue;
       x.city = city;
       x.state = state;
       break;
@@ -362,10 +194,16 @@ export function extract(goal: string): Extracted {
       /\baddress(?:es)?\b[^:]*:\s*([^.?!\n]{3,80})/i.exec(text) ??
       /\b(\d{1,6}\s+[A-Z][a-z]+(?:\s+[A-Za-z]+){0,3})\s*$/.exec(text);
     if (partial) x.partialAddress = (partial[1] as string).trim();
+    if (quotedAddress) x.partialAddress = quotedAddress;
   }
-  x.zip ??= /(?<![\d$.,])\b(\d{5})(?:-\d{4})?\b(?![\d,.]|\s*(?:pages|results|items|bytes))/.exec(
-    withoutUrls,
+  x.apn = /\bAPN\s*(?:#|:|no\.?|number)?\s*((?=[0-9A-Za-z-]*\d)[0-9A-Za-z][0-9A-Za-z-]{2,29})\b/i.exec(
+    text,
   )?.[1];
+  x.fips = /\bFIPS\s*(?:#|:|code)?\s*(\d{5})\b/i.exec(text)?.[1];
+  x.zip ??=
+    /(?<![\d$.,])(?<!fips\s*(?:code\s*)?[:#]?\s*)\b(\d{5})(?:-\d{4})?\b(?![\d,.]|\s*(?:pages|results|items|bytes))/i.exec(
+      withoutUrls,
+    )?.[1];
 
   const coords =
     /(-?\d{1,2}\.\d{2,})\s*°?\s*([NS])?\s*,\s*(-?\d{1,3}\.\d{2,})\s*°?\s*([EW])?/i.exec(text) ??
@@ -381,12 +219,12 @@ export function extract(goal: string): Extracted {
     if (Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180) x.coords = { latitude, longitude };
   }
   const radius =
-    /\bwithin\s+(\d+(?:\.\d+)?)\s*(?:miles?|mi)\b|\b(\d+(?:\.\d+)?)[- ]?(?:miles?|mi)\s+radius\b/i.exec(
-      lower,
+    /\b(?:within|in|inside)\s+(\d+(?:\.\d+)?)\s*(?:miles?|mi)\b|\b(\d+(?:\.\d+)?)[- ]?(?:miles?|mi)\s+(?:radius|of|around|from)\b/i.exec(
+      digits(lower),
     );
   if (radius) x.radius = Number(radius[1] ?? radius[2]);
 
-  for (const m of text.matchAll(ID_RE)) x.ids.push({ kind: ID_KIND[m[1] as string] as IdKind, value: m[0] });
+  x.ids = goalIds(text);
 
   x.email = /\b[\w.+-]+@[\w-]+\.[\w.-]+\b/.exec(text)?.[0];
   x.phone = /(?<!\d)(?:\+?1[\s.-]?)?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\d)/.exec(text)?.[0];
@@ -398,37 +236,19 @@ export function extract(goal: string): Extracted {
     x.person = { first: person[1] as string, last: person[2] as string };
   }
 
-  const count =
-    /\b(?:top|first|up to|max(?:imum)?|limit(?: of)?|at most|only|last|latest|recent)\s+(\d{1,5})\b/i.exec(
-      lower,
-    ) ??
-    /\b(\d{1,5})\s+(?:(?:most|latest|last|recent|newest)\s+){0,2}(?:results|pages|items|links|comps|comparables|listings|charges|transactions|calls|urls|hits|homes|properties|files)\b/i.exec(
-      lower,
-    );
-  if (count) x.count = Number(count[1]);
-  const beds = rooms(text, 'bed(?:room)?s?|br|bd');
-  if (beds !== undefined) x.bedrooms = beds;
-  const baths = rooms(text, 'bath(?:room)?s?|ba');
-  if (baths !== undefined) x.bathrooms = baths;
-  x.price = priceRange(text);
   x.propertyType = PROPERTY_TYPES.find(([re]) => re.test(text))?.[1];
-  x.recencyDays = recency(lower);
-  const months =
-    /\b(\d{1,3})\s+months?\b/.exec(lower) ?? /\b(\d{1,2})\s+years?\b(?=.*\b(?:history|trend))/.exec(lower);
-  if (months) x.months = /years?/.test(months[0]) ? Number(months[1]) * 12 : Number(months[1]);
-
-  const file =
-    /(?<![\w/.-])([\w-][\w .-]{0,80}?\.(mp4|mov|mkv|webm|mp3|wav|aac|m4a|png|jpe?g|webp|gif|pdf|csv|txt|json|zip))\b/i.exec(
-      withoutUrls,
+  // A file name: known media and document types, or any short extension that is not a web domain's.
+  const file = [
+    ...withoutUrls.matchAll(/(?<![\w/.@-])([\w-][\w.-]{0,80}\.([a-z0-9]{2,5}))(?![\w/@-])/gi),
+  ].find((m) => {
+    const ext = (m[2] as string).toLowerCase();
+    return (
+      MIME[ext] !== undefined || (!TLD_SET.has(ext) && !/^\d+$/.test(ext) && /[a-z]/i.test(m[1] as string))
     );
+  });
   if (file) {
-    x.filename = (file[1] as string).trim().split(/\s+/).pop() as string;
+    x.filename = (file[1] as string).replace(/[.]+$/, '');
     x.mime = MIME[(file[2] as string).toLowerCase()];
-  }
-  const size = /\b(\d+(?:\.\d+)?)\s*(kb|mb|gb|bytes?)\b/i.exec(text);
-  if (size) {
-    const mult: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, byte: 1, bytes: 1 };
-    x.sizeBytes = Math.round(Number(size[1]) * (mult[(size[2] as string).toLowerCase()] ?? 1));
   }
   x.aspectRatio =
     /\b(16:9|9:16|1:1|4:5)\b/.exec(text)?.[1] ??
@@ -458,9 +278,7 @@ export function extract(goal: string): Extracted {
   x.tag =
     /\btagged\s+(?:with\s+)?["“']?([\w-]{1,40})/i.exec(text)?.[1] ??
     /\btag\s+["“']?([\w-]{1,40})/i.exec(text)?.[1];
-  const asOf =
-    /\bas of\s+(\d{4}(?:-?\d{2}(?:-?\d{2})?)?)\b/i.exec(text) ??
-    /\b(?:archived?|wayback)\b.*?\b(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})\b/i.exec(text);
-  if (asOf) x.asOf = (asOf[1] as string).replaceAll('-', '');
+  const asOf = /\b(?:as of|archived?|wayback|snapshot|copy)\b/i.test(text) ? calendarDate(text) : undefined;
+  if (asOf) x.asOf = asOf;
   return x;
 }

@@ -5,7 +5,7 @@ import { catalogAvailability } from './availability.js';
 import { refineWithModel } from './consult-llm.js';
 import { planCalls } from './consult-plan.js';
 import type { Services } from './context.js';
-import { rankGoal } from './goal-signals.js';
+import { rankGoal } from './discover.js';
 import { supersearch, supersearchPrecheck } from './supersearch.js';
 import type { ServiceHandlers } from './types.js';
 

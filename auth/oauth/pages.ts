@@ -10,7 +10,13 @@ const STYLE = `
 @media (prefers-color-scheme:dark){:root{--fg:#e8eaed;--muted:#bdc1c6;--bg:#15171a;--card:#202327;--accent:#8ab4f8;--err:#f2b8b5}}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-main{max-width:34rem;margin:2rem auto;padding:1.5rem;background:var(--card);border-radius:12px}
+header.top{max-width:34rem;margin:0 auto;padding:1rem 1.5rem 0}
+header.top .brand{font-weight:700;font-size:1.2rem}
+main{max-width:34rem;margin:1rem auto 2rem;padding:1.5rem;background:var(--card);border-radius:12px}
+.actions{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center;margin-top:.75rem}
+.actions form{margin:0}
+.actions button{margin-top:0;min-width:7rem}
+@media (max-width:40rem){main{margin:.5rem .5rem 1.5rem;padding:1rem}header.top{padding:.75rem 1rem 0}}
 h1{font-size:1.5rem;line-height:1.25;margin:0 0 1rem}
 h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 p,ul,dl{margin:0 0 1rem}
@@ -61,6 +67,7 @@ function layout(title: string, body: string): string {
 <style>${STYLE}</style>
 </head>
 <body>
+<header class="top"><span class="brand">tollgate</span></header>
 <main>
 ${body}
 </main>
@@ -165,7 +172,7 @@ ${v.clientHost ? `<dt>Published by</dt><dd><strong>${escapeHtml(v.clientHost)}</
 <ul>
 ${scopes}
 </ul>
-<form method="post" action="${escapeHtml(v.action)}">${csrfField(v.csrf)}
+<form method="post" action="${escapeHtml(v.action)}" id="allow-form">${csrfField(v.csrf)}
 <fieldset aria-describedby="limit_hint">
 <legend>What ${client} may spend</legend>
 <p class="hint" id="limit_hint">Each paid tool call is charged to your balance. Past the daily limit its calls are refused until 00:00 UTC.</p>
@@ -175,11 +182,11 @@ ${choices}
 <label for="custom_limit_usd" class="hint">Amount in USD per day, e.g. 2.50</label>
 <input type="text" id="custom_limit_usd" name="custom_limit_usd" inputmode="decimal" autocomplete="off" value="${escapeHtml(v.customLimit ?? '')}"${invalid}>
 </fieldset>
-<div class="row"><button type="submit">Allow</button></div>
 </form>
-<form method="post" action="${escapeHtml(v.abortAction)}">${csrfField(v.csrf)}
-<div class="row"><button type="submit" class="secondary">Deny</button></div>
-</form>`,
+<div class="actions">
+<button type="submit" form="allow-form">Allow</button>
+<form method="post" action="${escapeHtml(v.abortAction)}">${csrfField(v.csrf)}<button type="submit" class="secondary">Deny</button></form>
+</div>`,
   };
 }
 

@@ -10,12 +10,41 @@ import { escapeHtml, usd } from './html.js';
 const COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#8C6D31', '#999999'];
 const MAX_SERVICES = COLOURS.length - 1;
 
-const W = 800;
-const H = 260;
-const M = { top: 12, right: 8, bottom: 30, left: 64 };
+/**
+ * Two drawings of the same numbers: one for a wide screen, one for a phone (about 360 px across, where the wide
+ * one's 12-unit labels would shrink to 5 px). CSS shows one of them.
+ */
+interface Geometry {
+  cls: 'wide' | 'narrow';
+  w: number;
+  h: number;
+  m: { top: number; right: number; bottom: number; left: number };
+  font: number;
+  /** At most this many day labels under the bars. */
+  dayLabels: number;
+}
+
+const WIDE: Geometry = {
+  cls: 'wide',
+  w: 800,
+  h: 260,
+  m: { top: 12, right: 8, bottom: 30, left: 64 },
+  font: 12,
+  dayLabels: 10,
+};
+const NARROW: Geometry = {
+  cls: 'narrow',
+  w: 360,
+  h: 240,
+  m: { top: 10, right: 6, bottom: 28, left: 52 },
+  font: 13,
+  dayLabels: 5,
+};
 
 export interface Chart {
   svg: string;
+  /** The same chart drawn for a phone's width. */
+  svgNarrow: string;
   /** The services in colour order (the legend), "other" last when services had to be grouped. */
   services: Array<{ name: string; colour: string; micros: number }>;
   totalMicros: number;
@@ -57,6 +86,47 @@ export function usageChart(days: readonly string[], rows: readonly UsageRow[], l
   const step = niceStep(Math.max(...totals, 0));
   const top = Math.max(step, Math.ceil(Math.max(...totals, 0) / step) * step);
 
+  const busiest = totals.indexOf(Math.max(...totals, 0));
+  const desc =
+    totalMicros === 0
+      ? 'No spend in this period.'
+      : `${usd(totalMicros)} in total; the most on ${days[busiest]} (${usd(totals[busiest] ?? 0)}). ` +
+        services.map((s) => `${s.name} ${usd(s.micros)}`).join(', ');
+  const drawing: Drawing = {
+    days,
+    services,
+    grid,
+    calls,
+    totals,
+    totalMicros,
+    step,
+    top,
+    colourOf,
+    label,
+    desc,
+  };
+  return { svg: draw(drawing, WIDE), svgNarrow: draw(drawing, NARROW), services, totalMicros, grid };
+}
+
+interface Drawing {
+  days: readonly string[];
+  services: Chart['services'];
+  grid: Chart['grid'];
+  calls: Map<string, number>;
+  totals: number[];
+  totalMicros: number;
+  step: number;
+  top: number;
+  colourOf: Map<string, string>;
+  label: string;
+  desc: string;
+}
+
+function draw(d: Drawing, g: Geometry): string {
+  const { days, services, grid, calls, totals, totalMicros, step, top, colourOf } = d;
+  const W = g.w;
+  const H = g.h;
+  const M = g.m;
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const slot = plotW / Math.max(days.length, 1);
@@ -68,10 +138,10 @@ export function usageChart(days: readonly string[], rows: readonly UsageRow[], l
     const yy = y(v).toFixed(1);
     parts.push(
       `<line x1="${M.left}" x2="${W - M.right}" y1="${yy}" y2="${yy}" stroke="currentColor" stroke-opacity="${v === 0 ? 0.6 : 0.15}"/>`,
-      `<text x="${M.left - 6}" y="${yy}" dy="4" text-anchor="end" font-size="12" fill="currentColor">${usd(v)}</text>`,
+      `<text x="${M.left - 6}" y="${yy}" dy="4" text-anchor="end" font-size="${g.font}" fill="currentColor">${usd(v)}</text>`,
     );
   }
-  const every = Math.ceil(days.length / 10);
+  const every = Math.ceil(days.length / g.dayLabels);
   days.forEach((day, i) => {
     const x = M.left + i * slot + (slot - barW) / 2;
     const segments: string[] = [];
@@ -89,9 +159,14 @@ export function usageChart(days: readonly string[], rows: readonly UsageRow[], l
       base += micros;
     }
     parts.push(`<g class="day" data-day="${day}" data-total-micros="${totals[i]}">${segments.join('')}</g>`);
-    if (i % every === 0 || i === days.length - 1) {
+    // Every n-th day, and the last (today); a label that would touch the last one is left out.
+    const last = i === days.length - 1;
+    if (last || (i % every === 0 && days.length - 1 - i >= every / 2)) {
       parts.push(
-        `<text x="${(M.left + i * slot + slot / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="12" fill="currentColor">${day.slice(5)}</text>`,
+        // The last label ends at the edge rather than past it.
+        i === days.length - 1
+          ? `<text x="${W - M.right}" y="${H - 8}" text-anchor="end" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`
+          : `<text x="${(M.left + i * slot + slot / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`,
       );
     }
   });
@@ -100,18 +175,13 @@ export function usageChart(days: readonly string[], rows: readonly UsageRow[], l
       `<text x="${M.left + plotW / 2}" y="${M.top + plotH / 2}" text-anchor="middle" font-size="16" fill="currentColor">No paid calls in this period yet</text>`,
     );
   }
-  const busiest = totals.indexOf(Math.max(...totals, 0));
-  const desc =
-    totalMicros === 0
-      ? 'No spend in this period.'
-      : `${usd(totalMicros)} in total; the most on ${days[busiest]} (${usd(totals[busiest] ?? 0)}). ` +
-        services.map((s) => `${s.name} ${usd(s.micros)}`).join(', ');
-  const svg = `<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="usage-title usage-desc" data-total-micros="${totalMicros}" xmlns="http://www.w3.org/2000/svg">
-<title id="usage-title">${escapeHtml(label)}</title>
-<desc id="usage-desc">${escapeHtml(desc)}</desc>
+  const id = `usage-${g.cls}`;
+  const svg = `<svg class="${g.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-title ${id}-desc" data-total-micros="${totalMicros}" xmlns="http://www.w3.org/2000/svg">
+<title id="${id}-title">${escapeHtml(d.label)}</title>
+<desc id="${id}-desc">${escapeHtml(d.desc)}</desc>
 ${parts.join('\n')}
 </svg>`;
-  return { svg, services, totalMicros, grid };
+  return svg;
 }
 
 /** The colour keys under the chart. */

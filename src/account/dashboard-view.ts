@@ -3,7 +3,7 @@ import type { CardRow } from '../billing/index.js';
 import type { AccountRow, ApiKeyRow, Balance, CreditLine, MovementRow } from '../ledger/types.js';
 import type { TransactionView } from '../run/account-view.js';
 import { type Chart, legend } from './chart.js';
-import { alert, escapeHtml, isoMinute, notice, postForm, usd } from './html.js';
+import { alert, escapeHtml, isoMinute, notice, postForm, secretBox, usd } from './html.js';
 
 // The dashboard's sections, rendered from what the ledger, billing and the OAuth store say (dashboard.ts
 // gathers it). Amounts carry their exact micro-USD in data-micros, so the browser test can hold the page to the
@@ -51,7 +51,7 @@ export interface DashboardView {
 }
 
 const money = (micros: number, cls = 'num') =>
-  `<td class="${cls}" data-micros="${micros}">${usd(micros)}</td>`;
+  `<td class="${cls} price" data-micros="${micros}">${usd(micros)}</td>`;
 
 function moneySection(v: DashboardView): string {
   const { balance, line } = v;
@@ -89,17 +89,18 @@ function usageSection(v: DashboardView): string {
   const rows = v.chartDays
     .flatMap((day) =>
       [...(v.chart.grid.get(day)?.entries() ?? [])].map(
-        ([service, micros]) => `<tr><td>${day}</td><td>${escapeHtml(service)}</td>${money(micros)}</tr>`,
+        ([service, micros]) =>
+          `<tr><td class="meta">${day}</td><td class="lead">${escapeHtml(service)}</td>${money(micros)}</tr>`,
       ),
     )
     .join('');
   return `<section aria-labelledby="usage-h" id="usage">
 <h2 id="usage-h">Usage, last ${v.chartDays.length} days</h2>
 <p>Spent: <strong id="usage-total" data-micros="${v.chart.totalMicros}">${usd(v.chart.totalMicros)}</strong> (UTC days, calls that succeeded, net of refunds).</p>
-<div class="chart">${v.chart.svg}</div>
+<div class="chart">${v.chart.svg}${v.chart.svgNarrow}</div>
 ${legend(v.chart)}
 <details><summary>The same as a table</summary>
-<div class="scroll"><table id="usage-table"><caption>Spend by day and service</caption>
+<div class="scroll"><table id="usage-table" class="cards"><caption>Spend by day and service</caption>
 <thead><tr><th scope="col">Day</th><th scope="col">Service</th><th scope="col" class="num">Spent</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="3">No paid calls in this period.</td></tr>'}</tbody></table></div>
 </details>
@@ -114,7 +115,7 @@ function historySection(v: DashboardView): string {
   const rows = v.history
     .map((t) => {
       const what = t.kind === 'call' ? escapeHtml(t.action) : escapeHtml(String(t.meta?.memo ?? t.kind));
-      return `<tr data-id="${escapeHtml(t.id)}"><td>${isoMinute(t.created_at)}</td><td>${escapeHtml(t.kind)}</td><td>${what}</td><td>${escapeHtml(t.status)}${t.error_code ? ` <span class="hint">(${escapeHtml(t.error_code)})</span>` : ''}</td>${money(t.amount_micros)}<td><code>${escapeHtml(t.id)}</code></td></tr>`;
+      return `<tr data-id="${escapeHtml(t.id)}"><td class="meta">${isoMinute(t.created_at)}</td><td class="meta">${escapeHtml(t.kind)}</td><td class="lead">${what}</td><td class="meta">${escapeHtml(t.status)}${t.error_code ? ` <span class="hint">(${escapeHtml(t.error_code)})</span>` : ''}</td>${money(t.amount_micros)}<td class="wide"><code>${escapeHtml(t.id)}</code></td></tr>`;
     })
     .join('');
   return `<section aria-labelledby="tx-h" id="transactions">
@@ -127,7 +128,7 @@ function historySection(v: DashboardView): string {
 <div><button type="submit" class="secondary">Filter</button></div>
 <div><a class="button secondary" href="/account/transactions.csv${qs ? `?${qs}` : ''}" download>Download CSV</a></div>
 </form>
-<div class="scroll"><table id="tx-table"><caption>Newest first, up to 100; the CSV has up to 10,000</caption>
+<div class="scroll"><table id="tx-table" class="cards"><caption>Newest first, up to 100; the CSV has up to 10,000</caption>
 <thead><tr><th scope="col">When (UTC)</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Id</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="6">No transactions match.</td></tr>'}</tbody></table></div>
 </section>`;
@@ -136,7 +137,7 @@ function historySection(v: DashboardView): string {
 function keysSection(v: DashboardView): string {
   const shown = v.newKey
     ? `<div class="notice" role="status"><p><strong>Your new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}.</strong> It is shown only this once: store it now.</p>
-<code class="secret" id="new-api-key">${escapeHtml(v.newKey.key)}</code></div>`
+${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
     : '';
   const rows = v.keys
     .map((k) => {
@@ -150,13 +151,13 @@ function keysSection(v: DashboardView): string {
             `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${escapeHtml(k.prefix)}">Revoke</button>`,
           )
         : '';
-      return `<tr><td><code>${escapeHtml(k.prefix)}</code>${mine}</td><td>${escapeHtml(k.name ?? '')}</td><td>${isoMinute(k.created_at)}</td><td>${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td>${action}</td></tr>`;
+      return `<tr><td class="lead"><code>${escapeHtml(k.prefix)}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${isoMinute(k.created_at)}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td class="num">${action}</td></tr>`;
     })
     .join('');
   return `<section aria-labelledby="keys-h" id="keys">
 <h2 id="keys-h">API keys</h2>
 ${shown}
-<div class="scroll"><table id="keys-table"><caption>A key covers every action, the model router and MCP</caption>
+<div class="scroll"><table id="keys-table" class="cards"><caption>A key covers every action, the model router and MCP</caption>
 <thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5">No keys yet.</td></tr>'}</tbody></table></div>
 ${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div><div><button type="submit">Create a key</button></div>`, ' class="row"')}
@@ -185,12 +186,12 @@ function appsSection(v: DashboardView): string {
         v.csrf,
         `<input type="hidden" name="client_id" value="${escapeHtml(a.client_id)}"><button type="submit" class="danger" aria-label="Disconnect ${name}">Disconnect</button>`,
       );
-      return `<tr><td>${name}<br><code class="hint">${escapeHtml(a.client_id)}</code></td><td>${a.granted_at ? isoMinute(a.granted_at) : ''}</td><td data-micros="${a.daily_limit_micros ?? ''}">${current}</td><td>${change}</td><td>${revoke}</td></tr>`;
+      return `<tr><td class="lead">${name}<br><code class="hint">${escapeHtml(a.client_id)}</code></td><td class="meta">${a.granted_at ? isoMinute(a.granted_at) : ''}</td><td class="num price" data-micros="${a.daily_limit_micros ?? ''}">${current}</td><td class="wide">${change}</td><td class="wide">${revoke}</td></tr>`;
     })
     .join('');
   return `<section aria-labelledby="apps-h" id="apps">
 <h2 id="apps-h">Connected apps</h2>
-<div class="scroll"><table id="apps-table"><caption>MCP hosts you connected over OAuth, with what each may spend per UTC day</caption>
+<div class="scroll"><table id="apps-table" class="cards"><caption>MCP hosts you connected over OAuth, with what each may spend per UTC day</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Connected (UTC)</th><th scope="col">Daily limit</th><th scope="col">Change</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5">No apps connected.</td></tr>'}</tbody></table></div>
 </section>`;
@@ -223,7 +224,7 @@ function paymentsSection(v: DashboardView): string {
       const moved = m.kind !== 'settlement' || m.status === 'succeeded' ? m.amount_micros : 0;
       const reason =
         typeof m.meta?.reason === 'string' ? ` <span class="hint">${escapeHtml(m.meta.reason)}</span>` : '';
-      return `<tr><td>${isoMinute(m.created_at)}</td><td>${escapeHtml(m.kind)}</td><td>${escapeHtml(m.memo ?? '')}${reason}</td><td>${escapeHtml(m.status)}</td>${money(moved)}</tr>`;
+      return `<tr><td class="meta">${isoMinute(m.created_at)}</td><td class="meta">${escapeHtml(m.kind)}</td><td class="lead">${escapeHtml(m.memo ?? '')}${reason}</td><td class="meta">${escapeHtml(m.status)}</td>${money(moved)}</tr>`;
     })
     .join('');
   return `<section aria-labelledby="pay-h" id="payments">
@@ -233,7 +234,7 @@ ${card}
 <h3>Top up</h3>
 ${postForm('/account/topup', v.csrf, `<div><label for="topup-amount">Amount (USD, ${usd(p.topUpMin)}–${usd(p.topUpMax)})</label><input type="text" id="topup-amount" name="amount_usd" inputmode="decimal" required size="8"></div><div><button type="submit">Top up by card</button></div>`, ' class="row"')}
 <h3>Payment history</h3>
-<div class="scroll"><table id="payments-table"><caption>Top-ups, settlements of the credit line, refunds and disputes</caption>
+<div class="scroll"><table id="payments-table" class="cards"><caption>Top-ups, settlements of the credit line, refunds and disputes</caption>
 <thead><tr><th scope="col">When (UTC)</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Status</th><th scope="col" class="num">Amount</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="5">No payments yet.</td></tr>'}</tbody></table></div>
 </section>`;

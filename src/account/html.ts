@@ -3,10 +3,12 @@ import type { Response } from 'express';
 import { escapeHtml } from '../../auth/oauth/pages.js';
 import { formatUsd } from '../lib/money.js';
 
-// The people-facing pages' frame: server-rendered HTML, no script at all and no external asset (one stylesheet,
-// allowed by its hash; the chart is inline SVG styled by attributes), so there is no build step for the
-// operator and nothing for an attacker to inject into. Landmarks, headings, labelled controls, table captions
-// and an alert region keep it usable with a screen reader or a keyboard.
+// The people-facing pages' frame: server-rendered HTML and no external asset (one stylesheet and one small script,
+// each allowed by its hash; the chart is inline SVG styled by attributes), so there is no build step for the
+// operator and nothing for an attacker to inject into. The script only copies a shown key to the clipboard; every
+// page works without it. Landmarks, headings, labelled controls, table captions and an alert region keep it
+// usable with a screen reader or a keyboard. Below 40rem (a phone) tables become one compact card per row and the
+// usage chart is drawn at the phone's size (docs/decisions.md "Pages on a phone").
 
 export { escapeHtml };
 
@@ -49,22 +51,62 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);ve
 td.num,th.num{text-align:right}
 .scroll{overflow-x:auto}
 code{font-size:.9em;word-break:break-all}
-code.secret{display:block;padding:.75rem;background:var(--bg);border:2px dashed var(--accent);border-radius:6px;font-size:1rem}
+.secret-box{display:flex;gap:.5rem;align-items:stretch;margin:0 0 .5rem}
+code.secret{display:block;flex:1 1 auto;min-width:0;padding:.75rem;background:var(--bg);border:2px dashed var(--accent);border-radius:6px;font-size:1rem;white-space:nowrap;overflow-x:auto;word-break:normal;user-select:all}
 .chart svg{width:100%;height:auto;display:block}
+.chart .narrow{display:none}
 .legend{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;padding:0;margin:.5rem 0 0}
 .legend svg{width:.9rem;height:.9rem;display:inline-block;vertical-align:-.1rem;margin-right:.3rem}
 details summary{cursor:pointer;color:var(--accent)}
-nav.inline{display:flex;gap:1rem;flex-wrap:wrap}
+nav.inline{display:flex;gap:.5rem 1rem;flex-wrap:wrap}
+.price{white-space:nowrap}
+@media (max-width:40rem){
+header.top{padding:.75rem}
+main{padding:0 .75rem}
+section{padding:1rem .75rem}
+h1{font-size:1.35rem}
+.chart .wide{display:none}
+.chart .narrow{display:block}
+code.secret{font-size:.85rem;padding:.6rem}
+.figures{grid-template-columns:repeat(2,minmax(0,1fr));gap:.5rem}
+.figures div{padding:.5rem .75rem}
+.figures dd{font-size:1.25rem}
+table.cards caption{display:block;padding-bottom:.25rem}
+table.cards thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+table.cards,table.cards tbody{display:block;width:100%}
+table.cards tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:.15rem .6rem;padding:.55rem 0;border-bottom:1px solid var(--line)}
+table.cards td{display:block;border:0;padding:0;min-width:0}
+table.cards td.lead{order:0;flex:1 1 calc(100% - 9rem);font-weight:600;overflow-wrap:anywhere}
+table.cards td.num{order:1;margin-left:auto;font-weight:700;text-align:right}
+table.cards td.meta{order:2;color:var(--muted);font-size:.85rem}
+table.cards td.meta~td.meta::before{content:"· "}
+table.cards td.wide{order:3;flex:1 1 100%;font-size:.85rem}
+table.cards td.wide code{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;word-break:normal}
+table.cards td[colspan]{flex:1 1 100%;font-weight:400}
+}
 `;
+
+/**
+ * The pages' one script: a "Copy" button beside a key shown once (shown only where the script runs). Falls back to
+ * selecting the key when the clipboard is not available.
+ */
+const SCRIPT = `for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;b.addEventListener('click',()=>{const el=document.getElementById(b.dataset.copy);if(!el)return;const t=el.textContent.trim();const select=()=>{const r=document.createRange();r.selectNodeContents(el);const s=getSelection();s.removeAllRanges();s.addRange(r);b.textContent='Selected: copy it';};if(navigator.clipboard){navigator.clipboard.writeText(t).then(()=>{b.textContent='Copied';},select);}else select();});}`;
+
+const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
+
+/** A key shown once, on one line (never broken mid-string), with a button that copies it. */
+export function secretBox(id: string, value: string, label: string): string {
+  return `<div class="secret-box"><code class="secret" id="${escapeHtml(id)}">${escapeHtml(value)}</code><button type="button" class="secondary" data-copy="${escapeHtml(id)}" aria-label="${escapeHtml(label)}" hidden>Copy</button></div>`;
+}
 
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /**
- * No script, no frames, nothing cached, no Referer. No form-action: the card and top-up forms answer with a
+ * Only our stylesheet and script, no frames, nothing cached, no Referer. No form-action: the card and top-up forms answer with a
  * redirect to the processor's hosted page, and browsers apply form-action to that redirect.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'`,
+  'Content-Security-Policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; script-src 'sha256-${SCRIPT_HASH}'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'`,
   'X-Frame-Options': 'DENY',
   'Cache-Control': 'no-store',
   'Referrer-Policy': 'no-referrer',
@@ -101,6 +143,7 @@ ${f.refreshSeconds ? `<meta http-equiv="refresh" content="${f.refreshSeconds}">\
 <main${f.narrow ? ' class="narrow"' : ''}>
 ${f.body}
 </main>
+<script>${SCRIPT}</script>
 </body>
 </html>`;
 }

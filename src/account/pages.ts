@@ -1,5 +1,5 @@
 import type { Frame } from './html.js';
-import { alert, escapeHtml, notice, postForm, usd } from './html.js';
+import { alert, escapeHtml, notice, postForm, secretBox, usd } from './html.js';
 
 // The public pages: what the gateway is (/), sign-in, sign-up, the page that shows a new API key once, and the
 // page a browser returns to from the payment processor.
@@ -11,6 +11,38 @@ export interface LandingView {
   welcomeLine: number | undefined;
   /** Accountless x402 payments are on (the wallet MCP endpoint exists). */
   x402: boolean;
+  /** The price list, by the one listing rule (src/cli/catalog.ts `priceList`). */
+  prices: readonly PriceRow[];
+}
+
+export interface PriceRow {
+  id: string;
+  title: string;
+  price_cents: number;
+  available: boolean;
+  availability_note?: string;
+}
+
+function priceList(rows: readonly PriceRow[]): string {
+  if (rows.length === 0) return '';
+  const body = rows
+    .map((r) => {
+      const price = r.price_cents === 0 ? 'free' : `$${(r.price_cents / 100).toFixed(2)}`;
+      const note = r.available
+        ? r.availability_note
+          ? ` <span class="hint">(${escapeHtml(r.availability_note)})</span>`
+          : ''
+        : ` <span class="hint">(unavailable here: ${escapeHtml(r.availability_note ?? 'not configured')})</span>`;
+      return `<tr><td class="lead"><code>${escapeHtml(r.id)}</code></td><td class="num price" data-cents="${r.price_cents}">${price}</td><td class="wide">${escapeHtml(r.title)}${note}</td></tr>`;
+    })
+    .join('');
+  return `<section aria-labelledby="prices-h" id="prices">
+<h2 id="prices-h">Price list</h2>
+<p>Each call costs its price, charged only when it succeeds. Per-token prices of the model router are at <a href="/api/llm/v1/pricing">/api/llm/v1/pricing</a>.</p>
+<div class="scroll"><table id="price-table" class="cards"><caption>${rows.length} actions; the same list as JSON at <a href="/api/run">/api/run</a></caption>
+<thead><tr><th scope="col">Action</th><th scope="col" class="num">Price</th><th scope="col">What it does</th></tr></thead>
+<tbody>${body}</tbody></table></div>
+</section>`;
 }
 
 export function landingPage(v: LandingView): Frame {
@@ -31,12 +63,13 @@ OpenAI-compatible model router), each call charged only when it succeeds, from o
 <h2 id="links-h">Start here</h2>
 <ul>
 <li><a href="/account">Your account</a>: balance, usage, keys, connected apps, card and top-ups${v.signup ? ` (<a href="/account/signup">create one</a>)` : ''}</li>
-<li><a href="/api/run">The catalog</a>: every action with its price (JSON); <code>GET /api/run/{service}/{action}</code> describes one</li>
+<li><a href="#prices">The price list</a> below (as JSON: <a href="/api/run">/api/run</a>; <code>GET /api/run/{service}/{action}</code> describes one)</li>
 <li><a href="/openapi.json">/openapi.json</a>: the HTTP API as OpenAPI 3.1</li>
 <li>MCP server: <code>${url}/mcp</code> (API key or OAuth)${v.x402 ? `; accountless x402 wallets: <code>${url}/mcp/x402</code>` : ''}</li>
 <li>Model router: <code>${url}/api/llm/v1</code> (OpenAI-compatible; <a href="/api/llm/v1/pricing">prices</a>)</li>
 </ul>
 </section>
+${priceList(v.prices)}
 <p class="hint">tollgate ${escapeHtml(v.version)}</p>`,
   };
 }
@@ -135,7 +168,7 @@ export function keyOncePage(v: { key: string; accountId: string; welcome: boolea
 <p>Account <code>${escapeHtml(v.accountId)}</code>. This is its API key. <strong>It is shown only this once</strong>: store it
 now (a password manager, your agent's secret store). tollgate keeps only a hash of it.</p>
 <label for="api-key">API key</label>
-<code class="secret" id="api-key">${escapeHtml(v.key)}</code>
+${secretBox('api-key', v.key, 'Copy the API key')}
 <p class="hint">Use it as <code>Authorization: Bearer &lt;key&gt;</code>. You can make more keys, and revoke them, on your dashboard.</p>
 <p><a class="button" href="/account">I stored it: go to my dashboard</a></p>
 </section>`,

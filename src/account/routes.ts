@@ -10,6 +10,9 @@ import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
+import { availability, type UnavailableListing } from '../run/availability.js';
+import type { RunDeps } from '../run/execute.js';
+import { priceList } from '../run/price-list.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { type Frame, sendHtml } from './html.js';
@@ -38,6 +41,8 @@ export interface AccountPagesDeps {
   clock: Clock;
   log: Logger;
   version: string;
+  /** The landing page's price list: what GET /api/run lists, by the same rule (src/run/price-list.ts). */
+  prices?: { services: RunDeps['services']; mode: UnavailableListing };
 }
 
 const FLASH: Record<string, string> = {
@@ -168,6 +173,7 @@ export async function accountPages(
         signup: d.signup === 'open' || d.upstream !== undefined,
         welcomeLine: d.billing ? d.welcomeLineMicros : undefined,
         x402: d.x402,
+        prices: d.prices ? priceList(availability(d.prices.services), d.prices.mode) : [],
       }),
     );
   });

@@ -1,10 +1,34 @@
 import { createApiKey } from '../../auth/api-keys.js';
-import type { LedgerRecords } from '../ledger/types.js';
+import type { AccountRow, LedgerRecords } from '../ledger/types.js';
+import { nearest } from '../lib/did-you-mean.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import type { Lifecycle } from '../run/lifecycle.js';
-import { NotFoundError, type Out, UsageError } from './output.js';
+import { CliError, NotFoundError, type Out, table, UsageError } from './output.js';
 
-// Operator commands on accounts, keys and credit. They write through the same ledger as the server.
+// Operator commands on accounts, keys and credit. They write through the same ledger as the server. An account is
+// named by its id or by its name (`alice`): an id wins; a name must belong to exactly one account.
+
+export async function findAccount(ledger: LedgerRecords, ref: string): Promise<AccountRow> {
+  const byId = await ledger.getAccount(ref);
+  if (byId) return byId;
+  const all = await ledger.listAccounts('customer');
+  const named = all.filter((a) => a.name === ref);
+  if (named.length === 1) return named[0] as AccountRow;
+  if (named.length > 1) {
+    throw new CliError(
+      'ambiguous_account',
+      `${named.length} accounts are named ${ref} (${named.map((a) => a.id).join(', ')}): use the id`,
+      2,
+    );
+  }
+  const near = nearest(ref, [...all.map((a) => a.id), ...all.flatMap((a) => (a.name ? [a.name] : []))]);
+  throw new NotFoundError(`no account ${ref}${near ? ` (did you mean ${near}?)` : ''}`);
+}
+
+/** `acct_x (alice)` */
+export function accountLabel(a: AccountRow): string {
+  return a.name ? `${a.id} (${a.name})` : a.id;
+}
 
 export async function accountsCreate(
   ledger: LedgerRecords,
@@ -20,7 +44,7 @@ export async function accountsCreate(
   const bal = await ledger.balance(acct.id);
   out.result(
     { account_id: acct.id, api_key: key, key_id: row.id, balance_usd: formatUsd(bal.balance_micros) },
-    `account ${acct.id} created (balance ${formatUsd(bal.balance_micros)})\nAPI key (shown once): ${key}`,
+    `account ${accountLabel(acct)} created (balance ${formatUsd(bal.balance_micros)})\nAPI key (shown once): ${key}`,
   );
 }
 
@@ -44,28 +68,41 @@ export async function accountsList(ledger: LedgerRecords, out: Out) {
     { accounts: rows },
     rows.length === 0
       ? 'no accounts'
-      : rows
-          .map(
-            (r) =>
-              `${r.account_id}  ${(r.name ?? '').padEnd(20)} ${r.balance_usd.padStart(10)}  available ${r.available_usd}` +
-              (r.credit_line_usd === '$0.00' ? '' : `  line ${r.credit_line_usd}, drawn ${r.drawn_usd}`) +
-              (r.line_frozen ? `  FROZEN: ${r.line_frozen}` : ''),
-          )
-          .join('\n'),
+      : table(
+          [
+            'ACCOUNT',
+            'NAME',
+            { header: 'BALANCE', right: true },
+            { header: 'AVAILABLE', right: true },
+            { header: 'CREDIT LINE', right: true },
+            { header: 'DRAWN', right: true },
+            'NOTE',
+          ],
+          rows.map((r) => [
+            r.account_id,
+            r.name ?? '',
+            r.balance_usd,
+            r.available_usd,
+            r.credit_line_usd,
+            r.drawn_usd,
+            r.line_frozen ? `line frozen: ${r.line_frozen}` : '',
+          ]),
+        ),
   );
 }
 
-export async function keysCreate(ledger: LedgerRecords, out: Out, accountId: string, name?: string) {
-  await mustExist(ledger, accountId);
-  const { key, row } = await createApiKey(ledger, accountId, name);
+export async function keysCreate(ledger: LedgerRecords, out: Out, account: string, name?: string) {
+  const acct = await findAccount(ledger, account);
+  const { key, row } = await createApiKey(ledger, acct.id, name);
   out.result(
-    { account_id: accountId, key_id: row.id, api_key: key },
-    `key ${row.id} for ${accountId}\nAPI key (shown once): ${key}`,
+    { account_id: acct.id, key_id: row.id, name: row.name, api_key: key },
+    `key ${row.id}${row.name ? ` "${row.name}"` : ''} for ${accountLabel(acct)}\nAPI key (shown once): ${key}`,
   );
 }
 
-export async function keysList(ledger: LedgerRecords, out: Out, accountId?: string) {
-  const keys = await ledger.listApiKeys(accountId);
+export async function keysList(ledger: LedgerRecords, out: Out, account?: string) {
+  const acct = account === undefined ? undefined : await findAccount(ledger, account);
+  const keys = await ledger.listApiKeys(acct?.id);
   const rows = keys.map((k) => ({
     key_id: k.id,
     account_id: k.account_id,
@@ -78,18 +115,29 @@ export async function keysList(ledger: LedgerRecords, out: Out, accountId?: stri
     { keys: rows },
     rows.length === 0
       ? 'no keys'
-      : rows
-          .map(
-            (k) =>
-              `${k.key_id}  ${k.account_id}  ${k.prefix}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`,
-          )
-          .join('\n'),
+      : table(
+          ['KEY', 'ACCOUNT', 'NAME', 'PREFIX', 'CREATED (UTC)', 'STATUS'],
+          rows.map((k) => [
+            k.key_id,
+            k.account_id,
+            k.name ?? '',
+            `${k.prefix}…`,
+            minute(k.created_at),
+            k.revoked_at ? `revoked ${minute(k.revoked_at)}` : 'active',
+          ]),
+        ),
   );
 }
 
 export async function keysRevoke(ledger: LedgerRecords, out: Out, keyId: string) {
   const revoked = await ledger.revokeApiKey(keyId);
-  if (!revoked) throw new NotFoundError(`no active key ${keyId}`);
+  if (!revoked) {
+    const near = nearest(
+      keyId,
+      (await ledger.listApiKeys()).filter((k) => k.revoked_at === null).map((k) => k.id),
+    );
+    throw new NotFoundError(`no active key ${keyId}${near ? ` (did you mean ${near}?)` : ''}`);
+  }
   out.result({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
 }
 
@@ -97,25 +145,25 @@ export async function credit(
   ledger: LedgerRecords,
   money: Lifecycle,
   out: Out,
-  accountId: string,
+  account: string,
   amountUsd: string,
 ) {
-  await mustExist(ledger, accountId);
+  const acct = await findAccount(ledger, account);
   const micros = usd(amountUsd);
-  if (micros === 0) throw new UsageError('the amount must be above zero');
-  const bal = await money.credit(accountId, micros, 'operator', 'operator credit');
+  if (micros === 0) throw new UsageError('the amount must be above zero', 'tollgate credit <account> <usd>');
+  const bal = await money.credit(acct.id, micros, 'operator', 'operator credit');
   out.result(
-    { account_id: accountId, credited_usd: formatUsd(micros), ...balanceFields(bal) },
-    `credited ${formatUsd(micros)} to ${accountId}; balance ${formatUsd(bal.balance_micros)}`,
+    { account_id: acct.id, credited_usd: formatUsd(micros), ...balanceFields(bal) },
+    `credited ${formatUsd(micros)} to ${accountLabel(acct)}; balance ${formatUsd(bal.balance_micros)}`,
   );
 }
 
-export async function balance(ledger: LedgerRecords, out: Out, accountId: string) {
-  await mustExist(ledger, accountId);
-  const bal = await ledger.balance(accountId);
+export async function balance(ledger: LedgerRecords, out: Out, account: string) {
+  const acct = await findAccount(ledger, account);
+  const bal = await ledger.balance(acct.id);
   out.result(
-    { account_id: accountId, ...balanceFields(bal) },
-    `${accountId}: balance ${formatUsd(bal.balance_micros)}, held ${formatUsd(bal.held_micros)}, available ${formatUsd(bal.available_micros)}`,
+    { account_id: acct.id, ...balanceFields(bal) },
+    `${accountLabel(acct)}: balance ${formatUsd(bal.balance_micros)}, held ${formatUsd(bal.held_micros)}, available ${formatUsd(bal.available_micros)}`,
   );
 }
 
@@ -129,8 +177,9 @@ function balanceFields(b: { balance_micros: number; held_micros: number; availab
   };
 }
 
-async function mustExist(ledger: LedgerRecords, accountId: string): Promise<void> {
-  if (!(await ledger.getAccount(accountId))) throw new NotFoundError(`no account ${accountId}`);
+/** `2025-01-02T03:04:05.678Z` → `2025-01-02 03:04`. */
+export function minute(iso: string): string {
+  return iso.slice(0, 16).replace('T', ' ');
 }
 
 function usd(s: string): number {

@@ -3,51 +3,25 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { openOAuthStore } from '../../auth/oauth/store.js';
-import { actions } from '../../catalog/index.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { DB_FILE, openStateLedger } from '../ledger/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
-import { createLogger } from '../log.js';
+import { createLogger, routeProcessOutput } from '../log.js';
 import { migrate } from '../pg/migrate.js';
 import { openPgPool } from '../pg/pool.js';
 import { accountHistory } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
-import { CliError, createOut, NotFoundError, type Out, UsageError } from './output.js';
+import { catalogCommand } from './catalog.js';
+import { chooseDatabase, databaseError, describeDatabase } from './database.js';
+import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
+import { checkCommand, USAGE, usageOf } from './usage.js';
 
-const USAGE = `tollgate — pay-per-call gateway for AI agents
-
-Usage: tollgate <command> [options] [--json]
-
-  serve [--workers N]                     start the gateway (HTTP shim, MCP, model router); with PostgreSQL,
-                                          N worker processes behind one port (default: one per core)
-  migrate                                 bring the database schema up to this version (serve also does)
-  accounts create [--name N] [--credit-usd X]
-                                          create an account and its first API key
-  accounts list                           accounts with their balances and credit lines
-  keys create <account> [--name N]        issue another API key
-  keys list [<account>]                   list keys (never the secrets)
-  keys revoke <key_id>                    revoke a key; it stops working at once
-  credit <account> <usd>                  add credit to an account
-  balance <account>                       show an account's balance
-  tx <account> [--limit N]                recent transactions, newest first
-  oauth list <account>                    apps (MCP hosts) connected to the account over OAuth
-  oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
-                                          (client ids may start with "-": put them after --)
-  catalog                                 the price list
-  receipt-key                             a new receipt signing key (for TOLLGATE_RECEIPT_SIGNING_KEY)
-  server-json [--template]                this gateway's entry for the MCP registry (server.json); --template:
-                                          the one the repository ships, its host left as a variable
-
-Every command accepts --json and then prints one JSON object on stdout (errors too:
-{"ok":false,"error":{"code","message"}}, with a non-zero exit code).
-Configuration comes from TOLLGATE_* environment variables, or a .env file in the current directory
-(see .env.example); the environment wins over .env. The data directory is TOLLGATE_DATA_DIR (default
-./data): run operator commands where the gateway runs, or set it.`;
+export { USAGE };
 
 export async function main(argv: string[]): Promise<number> {
   // Known before parsing, so that even a malformed command line fails in the form the caller asked for.
@@ -55,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await run(argv, out);
   } catch (e) {
-    return out.fail(e, USAGE);
+    return out.fail(e);
   }
 }
 
@@ -64,7 +38,12 @@ async function run(argv: string[], out: Out): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    // node:util's own wording names the option; the line to use is that of the command, when one is recognisable.
+    const first = argv.find((a) => !a.startsWith('-'));
+    throw new UsageError(
+      (e as Error).message.replace(/\. To specify a positional.*$/s, ''),
+      usageOf(first ?? ''),
+    );
   }
   const { values, positionals } = parsed;
   const [command, sub, ...rest] = positionals;
@@ -72,15 +51,7 @@ async function run(argv: string[], out: Out): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (!command) throw new UsageError('missing <command>');
-  if (command === 'catalog') return catalog(out);
-  if (command === 'receipt-key') {
-    // A secret: printed once for the operator to store, never logged.
-    const jwk = generateReceiptKey();
-    out.result({ receipt_signing_key: jwk }, jwk);
-    return 0;
-  }
-
+  checkCommand(command, sub);
   const envFile = loadEnvFile();
   let config: Config;
   try {
@@ -91,18 +62,31 @@ async function run(argv: string[], out: Out): Promise<number> {
     const list = e.problems.map((p) => `  - ${p}`).join('\n');
     throw new CliError('config', `invalid configuration${from}:\n${list}`, 1, { problems: e.problems });
   }
+  if (command === 'catalog') {
+    catalogCommand(config, out);
+    return 0;
+  }
+  if (command === 'receipt-key') {
+    // A secret: printed once for the operator to store, never logged.
+    const jwk = generateReceiptKey();
+    out.result({ receipt_signing_key: jwk }, jwk);
+    return 0;
+  }
   // Loaded only for these two: the whole gateway (browser, chain, OAuth and MCP libraries) is not needed by the
   // other commands, which then start in a third of the time.
   if (command === 'server-json') {
     const { serverJson } = await import('./server-json.js');
-    process.stdout.write(serverJson(config, values.template === true));
+    process.stdout.write(serverJson(config, values.template === true, (w) => out.info(`warning: ${w}`)));
     return 0;
   }
+  config = chooseDatabase(config, values.database);
   if (command === 'serve') {
+    // One log format: what libraries print while the gateway loads and runs becomes log lines too.
+    const log = createLogger(config.logLevel);
+    routeProcessOutput(log);
     const { serve } = await import('./serve.js');
-    return serve(config, out, envFile, values.workers);
+    return serve(config, out, envFile, log, values.workers);
   }
-
   if (command === 'migrate') return migrateCommand(config, out);
 
   // Every other command works on the gateway's existing database; only `accounts create` may start one. A
@@ -116,7 +100,12 @@ async function run(argv: string[], out: Out): Promise<number> {
     if (!creates) throw noDatabase(config.dataDir);
     out.note(`Creating a new database in ${config.dataDir}.`);
   }
-  const opened = await openState(config, { poolMax: 2 });
+  let opened: Awaited<ReturnType<typeof openState>>;
+  try {
+    opened = await openState(config, { poolMax: 2 });
+  } catch (e) {
+    throw databaseError(e, config);
+  }
   const ledger = openStateLedger(opened.state, {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
@@ -131,7 +120,9 @@ async function run(argv: string[], out: Out): Promise<number> {
   try {
     if (command === 'oauth') {
       await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
-    } else await dispatch(ledger, money, out, command, sub, rest, values);
+    } else await dispatch(ledger, money, out, command as string, sub, rest, values);
+    // Which database answered (a refusal names it in its own words).
+    out.info(`database: ${describeDatabase(config)}`);
     return 0;
   } catch (e) {
     // Name the database: "no account" from the wrong data directory is the mistake this catches.
@@ -163,6 +154,8 @@ async function migrateCommand(config: Config, out: Out): Promise<number> {
     );
     return 0;
   } catch (e) {
+    const refused = databaseError(e, config);
+    if (refused !== e) throw refused;
     throw new CliError('migrate_failed', `migrations failed: ${(e as Error).message}`, 1);
   } finally {
     await pool.end();
@@ -205,6 +198,7 @@ function parse(argv: string[]) {
       limit: { type: 'string' },
       template: { type: 'boolean' },
       workers: { type: 'string' },
+      database: { type: 'string' },
     },
   });
 }
@@ -220,47 +214,52 @@ async function dispatch(
   rest: string[],
   values: Values,
 ): Promise<void> {
-  const need = (v: string | undefined, what: string): string => {
-    if (!v) throw new UsageError(`missing ${what}`);
+  // A missing argument: said with the one usage line of the command meant.
+  const need = (v: string | undefined, what: string, s?: string): string => {
+    if (!v) throw new UsageError(`missing ${what}`, usageOf(command, s));
     return v;
   };
   switch (command) {
     case 'accounts':
       if (sub === 'list') return cmd.accountsList(ledger, out);
-      if (sub !== 'create') throw new UsageError(`unknown: accounts ${sub ?? ''}`);
       return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
-      if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>'), values.name);
+      if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>', sub), values.name);
       if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
-      if (sub === 'revoke') return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>'));
-      throw new UsageError(`unknown: keys ${sub ?? ''}`);
+      return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>', sub));
     case 'credit':
       return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':
       return cmd.balance(ledger, out, need(sub, '<account>'));
-    case 'tx': {
-      const account = need(sub, '<account>');
-      const limit = values.limit === undefined ? 20 : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new UsageError('--limit must be 1-1000');
-      if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
-      const txs = await accountHistory(ledger, account, limit);
-      out.result(
-        { account_id: account, transactions: txs },
-        txs.length === 0
-          ? 'no transactions'
-          : txs
-              .map(
-                (t) =>
-                  `${t.created_at}  ${t.id}  ${t.action.padEnd(28)} ${t.status.padEnd(9)} ${formatUsd(t.amount_micros).padStart(9)}  ${t.error_code ?? ''}`,
-              )
-              .join('\n'),
-      );
-      return;
-    }
+    case 'tx':
+      return tx(ledger, out, need(sub, '<account>'), values.limit);
     default:
       throw new UsageError(`unknown command ${command}`);
   }
+}
+
+async function tx(ledger: LedgerRecords, out: Out, account: string, limitFlag: string | undefined) {
+  const limit = limitFlag === undefined ? 20 : Number(limitFlag);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new UsageError('--limit must be 1-1000', usageOf('tx'));
+  const acct = await cmd.findAccount(ledger, account);
+  const txs = await accountHistory(ledger, acct.id, limit);
+  out.result(
+    { account_id: acct.id, transactions: txs },
+    txs.length === 0
+      ? `no transactions for ${cmd.accountLabel(acct)}`
+      : table(
+          ['WHEN (UTC)', 'TRANSACTION', 'WHAT', 'STATUS', { header: 'AMOUNT', right: true }, 'ERROR'],
+          txs.map((t) => [
+            cmd.minute(t.created_at),
+            t.id,
+            t.action,
+            t.status,
+            formatUsd(t.amount_micros),
+            t.error_code ?? '',
+          ]),
+        ),
+  );
 }
 
 async function oauth(
@@ -270,50 +269,32 @@ async function oauth(
   sub: string | undefined,
   rest: string[],
 ) {
-  const account = rest[0];
-  if (!account || (sub !== 'list' && sub !== 'revoke'))
-    throw new UsageError('usage: oauth list|revoke <account> …');
-  if (!(await ledger.getAccount(account))) throw new NotFoundError(`no account ${account}`);
+  if (!rest[0]) throw new UsageError('missing <account>', usageOf('oauth', sub));
+  const acct = await cmd.findAccount(ledger, rest[0]);
   if (sub === 'list') {
-    const list = await grants.of(account);
+    const list = await grants.of(acct.id);
     out.result(
-      { account_id: account, grants: list },
+      { account_id: acct.id, grants: list },
       list.length === 0
-        ? 'no connected apps'
-        : list
-            .map(
-              (g) =>
-                `${g.client_id}  ${g.client_name ?? '(unnamed)'}  since ${g.granted_at ?? '?'}  ${g.daily_limit_micros === null ? 'no daily limit' : `limit ${formatUsd(g.daily_limit_micros)}/day`}`,
-            )
-            .join('\n'),
+        ? `no connected apps for ${cmd.accountLabel(acct)}`
+        : table(
+            ['CLIENT', 'NAME', 'SINCE (UTC)', { header: 'DAILY LIMIT', right: true }],
+            list.map((g) => [
+              g.client_id,
+              g.client_name ?? '(unnamed)',
+              g.granted_at ? cmd.minute(g.granted_at) : '?',
+              g.daily_limit_micros === null ? 'none' : formatUsd(g.daily_limit_micros),
+            ]),
+          ),
     );
     return;
   }
   const client = rest[1];
-  if (!client) throw new UsageError('missing <client_id>');
-  const revoked = await grants.revoke(account, client);
-  if (revoked === 0) throw new NotFoundError(`${client} is not connected to ${account}`);
+  if (!client) throw new UsageError('missing <client_id>', usageOf('oauth', 'revoke'));
+  const revoked = await grants.revoke(acct.id, client);
+  if (revoked === 0) throw new NotFoundError(`${client} is not connected to ${cmd.accountLabel(acct)}`);
   out.result(
-    { account_id: account, client_id: client, revoked_grants: revoked },
+    { account_id: acct.id, client_id: client, revoked_grants: revoked },
     `disconnected ${client} (${revoked} grant(s))`,
   );
-}
-
-function catalog(out: Out): number {
-  const rows = actions.map((a) => ({
-    id: a.id,
-    title: a.title,
-    price_cents: a.priceCents,
-    access: a.access,
-    strict: a.strict,
-  }));
-  out.result(
-    { actions: rows },
-    rows
-      .map(
-        (r) => `${r.id.padEnd(30)} ${r.price_cents === 0 ? 'free' : `$${(r.price_cents / 100).toFixed(2)}`}`,
-      )
-      .join('\n'),
-  );
-  return 0;
 }

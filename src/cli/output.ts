@@ -5,11 +5,13 @@ export interface Out {
   result(obj: Record<string, unknown>, human: string): void;
   /** Notes for humans (stderr with --json, so stdout stays one object). */
   note(text: string): void;
+  /** Said on stderr in either form: which database a command used, and such. */
+  info(text: string): void;
   /**
    * Reports a failure and returns the exit code. With --json the failure is the one object on stdout,
    * `{ ok: false, error: { code, message, … } }`, so scripts read errors where they read results.
    */
-  fail(e: unknown, usage?: string): number;
+  fail(e: unknown): number;
 }
 
 export function createOut(json: boolean): Out {
@@ -21,7 +23,10 @@ export function createOut(json: boolean): Out {
     note(text) {
       (json ? process.stderr : process.stdout).write(`${text}\n`);
     },
-    fail(e, usage) {
+    info(text) {
+      process.stderr.write(`tollgate: ${text}\n`);
+    },
+    fail(e) {
       const err = e instanceof CliError ? e : undefined;
       const code = err?.code ?? 'internal';
       const message = e instanceof Error ? e.message : String(e);
@@ -29,7 +34,10 @@ export function createOut(json: boolean): Out {
         process.stdout.write(`${JSON.stringify({ ok: false, error: { code, message, ...err?.details } })}\n`);
       } else {
         process.stderr.write(`tollgate: ${message}\n`);
-        if (err instanceof UsageError && usage) process.stderr.write(`\n${usage}\n`);
+        // The one usage line that applies, not the whole help.
+        if (err instanceof UsageError && err.usage) {
+          process.stderr.write(`usage: ${err.usage}\n(node bin/tollgate.js --help lists every command)\n`);
+        }
       }
       // A bug, not a refusal: its stack helps the report (stderr, so a --json stdout stays one object).
       if (!err && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
@@ -51,9 +59,12 @@ export class CliError extends Error {
   }
 }
 
-/** The command line itself is wrong: exit 2, and the human form adds the usage text. */
+/** The command line itself is wrong: exit 2; the human form adds the usage line of the command meant. */
 export class UsageError extends CliError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
     super('usage', message, 2);
     this.name = 'UsageError';
   }
@@ -65,4 +76,27 @@ export class NotFoundError extends CliError {
     super('not_found', message, 2);
     this.name = 'NotFoundError';
   }
+}
+
+export interface Column {
+  header: string;
+  /** Right-aligned (amounts). */
+  right?: boolean;
+}
+
+/** A text table: a header row, then the rows, each column as wide as its widest cell. */
+export function table(columns: Array<string | Column>, rows: Array<Array<string | number | null>>): string {
+  const cols = columns.map((c) => (typeof c === 'string' ? { header: c } : c));
+  const cells = rows.map((r) => cols.map((_, i) => String(r[i] ?? '')));
+  const widths = cols.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] as string).length)));
+  const line = (r: string[]) =>
+    r
+      .map((cell, i) => {
+        const w = widths[i] as number;
+        if (i === r.length - 1 && !cols[i]?.right) return cell;
+        return cols[i]?.right ? cell.padStart(w) : cell.padEnd(w);
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(cols.map((c) => c.header)), ...cells.map(line)].join('\n');
 }

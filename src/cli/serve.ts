@@ -1,58 +1,60 @@
-import { createApiKey } from '../../auth/api-keys.js';
+import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
-import type { LedgerRecords } from '../ledger/types.js';
 import { DataDirInUseError } from '../lib/instance-lock.js';
-import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import { createGateway, type Gateway } from '../main.js';
-import type { Lifecycle } from '../run/lifecycle.js';
+import { databaseError, describeDatabase, noteDatabase } from './database.js';
+import { bootstrapOperator, deliverOperatorKey } from './first-start.js';
 import { CliError, type Out } from './output.js';
+import { checkBind, listening } from './start-checks.js';
 import { isWorker, onBootstrap, runPrimary, tellPrimary, workerCount } from './workers.js';
 
-// `tollgate serve`: start the gateway, and on the first start create the operator account and print its key.
+// `tollgate serve`: start the gateway; on the first start create the operator account and hand its key to the
+// person (src/cli/first-start.ts). Everything serve says goes through the log: JSON lines on stdout.
 
 export async function serve(
   config: Config,
   out: Out,
   envFile: string | undefined,
+  log: Logger,
   workersFlag?: string,
 ): Promise<number> {
-  if (isWorker()) return serveAsWorker(config);
+  if (isWorker()) return serveAsWorker(config, log);
   const workers = workerCount(config, workersFlag);
-  if (workers > 1) return runPrimary(config, out, workers, envFile);
+  if (workers > 1) return runPrimary(config, out, workers, envFile, log);
   const stop = signals();
-  const { gw, url } = await start(config);
-  // Only now, with the port bound, is the operator account created: its key is printed once and never
-  // stored, so a start that fails (a busy port) must not use up the "first start" that shows it.
+  const { gw, url } = await start(checkBind(config, log), log);
+  // Only now, with the port bound, is the operator account created: its key is shown once and never stored,
+  // so a start that fails (a busy port) must not use up the "first start" that shows it.
   const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
-  if (bootstrap) {
-    out.note(
-      `First start: created operator account ${bootstrap.accountId} with ${bootstrap.credit}.\n` +
-        `API key (shown once, store it now): ${bootstrap.key}`,
+  const operator = bootstrap ? deliverOperatorKey(bootstrap, config.dataDir, log) : null;
+  listening(log, config, url, 1, envFile);
+  if (out.json) {
+    out.result(
+      {
+        url,
+        public_url: config.publicUrl,
+        data_dir: config.dataDir,
+        database: describeDatabase(config),
+        env_file: envFile ?? null,
+        workers: 1,
+        operator,
+      },
+      '',
     );
   }
-  out.result(
-    {
-      url,
-      public_url: config.publicUrl,
-      data_dir: config.dataDir,
-      env_file: envFile ?? null,
-      workers: 1,
-      operator: bootstrap ? { account_id: bootstrap.accountId, api_key: bootstrap.key } : null,
-    },
-    `tollgate listening on ${url} (${config.database ? 'state: PostgreSQL' : `data: ${config.dataDir}`}${envFile ? `; settings from ${envFile}` : ''})`,
-  );
   await stop.until(gw);
   return 0;
 }
 
-async function start(config: Config): Promise<{ gw: Gateway; url: string }> {
+async function start(config: Config, log: Logger): Promise<{ gw: Gateway; url: string }> {
   let gw: Gateway;
   try {
-    gw = await createGateway(config);
+    gw = await createGateway(config, { log });
   } catch (e) {
-    throw startupError(e, config);
+    throw startupError(databaseError(e, config), config);
   }
   try {
+    noteDatabase(config);
     return { gw, url: await gw.listen() };
   } catch (e) {
     await gw.close();
@@ -60,12 +62,12 @@ async function start(config: Config): Promise<{ gw: Gateway; url: string }> {
   }
 }
 
-/** A worker of `serve --workers N`: the primary prints; worker 1 creates the operator account when told. */
-async function serveAsWorker(config: Config): Promise<number> {
+/** A worker of `serve --workers N`: the primary reports; worker 1 creates the operator account when told. */
+async function serveAsWorker(config: Config, log: Logger): Promise<number> {
   const stop = signals();
   let started: { gw: Gateway; url: string };
   try {
-    started = await start(config);
+    started = await start(checkBind(config, log), log);
   } catch (e) {
     const error =
       e instanceof CliError
@@ -77,6 +79,7 @@ async function serveAsWorker(config: Config): Promise<number> {
   const { gw, url } = started;
   onBootstrap(async () => {
     const b = await bootstrapOperator(gw.ledger, gw.money, config);
+    // The key travels to the primary over the IPC channel (never a log line); the primary delivers it.
     return {
       tollgate: 'bootstrapped',
       operator: b ? { account_id: b.accountId, api_key: b.key, credit: b.credit } : null,
@@ -108,28 +111,9 @@ function signals(): { until(gw: Gateway): Promise<void> } {
   };
 }
 
-const OPERATOR_ACCOUNT = 'acct_operator';
-
-/** The first `serve` on an empty database creates an operator account and prints its key once. */
-async function bootstrapOperator(ledger: LedgerRecords, money: Lifecycle, config: Config) {
-  if ((await ledger.listAccounts('customer')).length > 0) return undefined;
-  // One id for the first start's account: replicas starting together on an empty PostgreSQL race here, and
-  // the unique id lets exactly one of them create (and print) it.
-  let acct: Awaited<ReturnType<LedgerRecords['createAccount']>>;
-  try {
-    acct = await ledger.createAccount({ name: 'operator', id: OPERATOR_ACCOUNT });
-  } catch (err) {
-    if (await ledger.getAccount(OPERATOR_ACCOUNT)) return undefined;
-    throw err;
-  }
-  const micros = parseUsdToMicros(config.operatorCreditUsd);
-  if (micros > 0) await money.credit(acct.id, micros, 'operator', 'operator bootstrap credit');
-  const { key } = await createApiKey(ledger, acct.id, 'operator');
-  return { accountId: acct.id, key, credit: formatUsd(micros) };
-}
-
 /** Start-up failures an operator fixes by configuration, as one line instead of a stack trace. */
 function startupError(e: unknown, config: Config): unknown {
+  if (e instanceof CliError) return e;
   if (e instanceof DataDirInUseError) {
     return new CliError('data_dir_in_use', e.message, 1, { data_dir: e.dataDir, pid: e.pid });
   }

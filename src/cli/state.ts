@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
+import { readinessRoute } from '../http/readiness.js';
 import { DB_FILE } from '../ledger/index.js';
 import type { Clock } from '../lib/clock.js';
 import { acquireInstanceLock } from '../lib/instance-lock.js';
@@ -49,6 +50,22 @@ export async function openState(
       await pool.end();
     },
   };
+}
+
+/** GET /readyz of a gateway: its state database answers a query, its file storage answers, it is not draining. */
+export function gatewayReadiness(
+  state: StateDb,
+  storage: { ready(): Promise<void> },
+  draining: () => boolean,
+  log: Logger,
+) {
+  return readinessRoute({ database: () => pingState(state), storage: () => storage.ready(), draining }, log);
+}
+
+/** Resolves when the state database answers a query (GET /readyz). */
+export async function pingState(state: StateDb): Promise<void> {
+  if (state.kind === 'sqlite') state.db.prepare('SELECT 1').get();
+  else await state.pool.query('SELECT 1');
 }
 
 /** Unique per process start: a restarted process is a new replica (its predecessor's holds are orphans). */

@@ -1,7 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { deliverOperatorKey } from './first-start.js';
 import { CliError, type Out, UsageError } from './output.js';
+import { listening as logListening } from './start-checks.js';
 
 // `tollgate serve --workers N`: N worker processes behind one port (node:cluster hands each new connection to
 // a worker in turn). Every worker is a whole gateway on the shared PostgreSQL state; the primary holds no
@@ -44,7 +47,10 @@ export async function runPrimary(
   out: Out,
   n: number,
   envFile: string | undefined,
+  logger: Logger,
 ): Promise<number> {
+  // The primary's own lines: worker 0.
+  const log = logger.child({ worker: 0 });
   let stopping = false;
   const restarts: number[] = [];
   const exited = new Set<Worker>();
@@ -77,23 +83,27 @@ export async function runPrimary(
       );
     },
   );
-  if (operator) {
-    out.note(
-      `First start: created operator account ${operator.account_id} with ${operator.credit}.\n` +
-        `API key (shown once, store it now): ${operator.api_key}`,
+  const delivered = operator
+    ? deliverOperatorKey(
+        { accountId: operator.account_id, key: operator.api_key, credit: operator.credit },
+        config.dataDir,
+        log,
+      )
+    : null;
+  logListening(log, config, url, n, envFile);
+  if (out.json) {
+    out.result(
+      {
+        url,
+        public_url: config.publicUrl,
+        data_dir: config.dataDir,
+        env_file: envFile ?? null,
+        workers: n,
+        operator: delivered,
+      },
+      '',
     );
   }
-  out.result(
-    {
-      url,
-      public_url: config.publicUrl,
-      data_dir: config.dataDir,
-      env_file: envFile ?? null,
-      workers: n,
-      operator: operator ? { account_id: operator.account_id, api_key: operator.api_key } : null,
-    },
-    `tollgate listening on ${url} with ${n} workers (state: PostgreSQL${envFile ? `; settings from ${envFile}` : ''})`,
-  );
 
   // 3. A worker that dies is replaced (its holds are voided by the others once its lease expires), unless
   // workers keep dying: then the gateway stops rather than crash-looping.
@@ -108,19 +118,17 @@ export async function runPrimary(
       const now = Date.now();
       restarts.push(now);
       while (restarts.length > 0 && (restarts[0] as number) < now - 60_000) restarts.shift();
-      process.stderr.write(`tollgate: worker ${w.process.pid} exited (${signal ?? code}); `);
+      const exit = { exited_worker: w.id, exited_pid: w.process.pid, exit: signal ?? code };
       if (restarts.length > RESTARTS_PER_MINUTE) {
-        process.stderr.write('too many exits in a minute, stopping\n');
+        log.error(exit, 'a worker exited: too many exits in a minute, stopping');
         stopping = true;
         void stopAll([...live]).then(() => resolve(1));
         return;
       }
-      process.stderr.write('starting another\n');
+      log.warn(exit, 'a worker exited: starting another');
       const next = fork();
       live.add(next);
-      listening(next).catch((err) =>
-        process.stderr.write(`tollgate: replacement worker failed: ${String(err)}\n`),
-      );
+      listening(next).catch((err: unknown) => log.error({ err }, 'a replacement worker failed to start'));
     });
     const stop = () => {
       if (stopping) return;

@@ -53,21 +53,31 @@ const GROUPS: Array<{
   { group: 'scraperC', vendor: 'SCRAPINGANT', mode: 'TOLLGATE_SCRAPERC_ENGINE' },
 ];
 
-export function createWebStack(
-  config: WebStackConfig,
-  deps: { fetcher: GuardedFetcher; clock: Clock; log: Logger; state: StateDb },
-): WebStack {
-  const env = config.env;
+/** Which engine serves each group, from the configuration alone (the CLI's catalog asks this too). */
+export function webRoutes(config: Pick<WebStackConfig, 'vendors' | 'env'>): {
+  useVendor: Set<WebGroup>;
+  builtinGroups: Set<WebGroup>;
+  routes: WebStack['routes'];
+} {
   const builtinGroups = new Set<WebGroup>();
   const useVendor = new Set<WebGroup>();
   const routes = {} as WebStack['routes'];
   for (const g of GROUPS) {
-    const mode = env[g.mode];
+    const mode = config.env[g.mode];
     const keyed = config.vendors[g.vendor].apiKey !== undefined;
     if (mode !== 'builtin' && keyed) useVendor.add(g.group);
     else if (mode !== 'vendor') builtinGroups.add(g.group);
     routes[g.group] = useVendor.has(g.group) ? 'vendor' : builtinGroups.has(g.group) ? 'builtin' : 'none';
   }
+  return { useVendor, builtinGroups, routes };
+}
+
+export function createWebStack(
+  config: WebStackConfig,
+  deps: { fetcher: GuardedFetcher; clock: Clock; log: Logger; state: StateDb },
+): WebStack {
+  const env = config.env;
+  const { useVendor, builtinGroups, routes } = webRoutes(config);
 
   const dispatcher = createDispatcher();
   const opts = (v: VendorKey) => ({

@@ -13,6 +13,8 @@ export interface AppOptions {
   doors: Door[];
   maxBodyBytes: number;
   health: () => Record<string, unknown>;
+  /** GET /readyz (src/http/readiness.ts); absent, readiness is liveness. */
+  ready?: ((req: Request, res: Response) => Promise<void>) | undefined;
 }
 
 /**
@@ -44,6 +46,11 @@ export function createApp(opts: AppOptions): Express {
   app.use(malformedPath);
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true, ...opts.health() });
+  });
+  const ready = opts.ready;
+  app.get('/readyz', (req, res, next) => {
+    if (!ready) return void res.json({ ok: true });
+    ready(req, res).catch(next);
   });
   for (const door of opts.doors) door(app);
   app.use((req: Request, res: Response) => {

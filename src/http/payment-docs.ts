@@ -1,5 +1,6 @@
 import { actions, findAction } from '../../catalog/index.js';
 import type { X402Config } from '../config/index.js';
+import { type Availability, availabilityKey, listed, type UnavailableListing } from '../run/availability.js';
 import { type PaymentTerms, paymentTerms } from '../run/x402/terms.js';
 import { openApiDocument } from './catalog-docs.js';
 
@@ -13,7 +14,8 @@ export interface PaymentDocs {
   descriptor<D extends { id: string }>(d: D): D & { payment?: PaymentTerms };
   /** A listing (./catalog-docs.ts `catalogListing`, built per availability state) with each entry's terms. */
   listing(base: unknown): unknown;
-  openapi(): unknown;
+  /** /openapi.json of the actions listed by the one listing rule (hidden or marked when unavailable). */
+  openapi(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing): unknown;
 }
 
 export function paymentDocs(x402: X402Config | undefined, publicUrl: () => string): PaymentDocs {
@@ -21,6 +23,7 @@ export function paymentDocs(x402: X402Config | undefined, publicUrl: () => strin
   // The catalog's listings are memoized per availability state: the terms are added once per listing object.
   const listings = new WeakMap<object, unknown>();
   let openapi: unknown;
+  const byAvailability = new Map<string, unknown>();
   return {
     descriptor(d) {
       const t = terms.get(d.id);
@@ -34,9 +37,16 @@ export function paymentDocs(x402: X402Config | undefined, publicUrl: () => strin
       }
       return l;
     },
-    openapi() {
+    openapi(avail, mode) {
       openapi ??= withOpenApiTerms(openApiDocument(publicUrl()), terms, publicUrl(), x402 !== undefined);
-      return openapi;
+      const key = `${mode}|${availabilityKey(avail)}`;
+      let doc = byAvailability.get(key);
+      if (!doc) {
+        doc = withAvailability(openapi, avail, mode);
+        if (byAvailability.size > 64) byAvailability.clear();
+        byAvailability.set(key, doc);
+      }
+      return doc;
     },
   };
 }
@@ -89,4 +99,36 @@ function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, x402: b
     if (x402) item.post.security = [{ apiKey: [] }, { x402: [] }];
   }
   return d;
+}
+
+/**
+ * The one listing rule on /openapi.json: an action this gateway cannot run is left out (hide), or kept with
+ * `x-available: false` and the reason (mark), as in GET /api/run and tools/list.
+ */
+function withAvailability(
+  doc: unknown,
+  avail: ReadonlyMap<string, Availability>,
+  mode: UnavailableListing,
+): unknown {
+  const d = doc as { paths: Record<string, { post?: Record<string, unknown> }> };
+  const paths: Record<string, unknown> = {};
+  for (const [path, item] of Object.entries(d.paths)) {
+    const action = findAction(path.replace(/^\/api\/run\//, ''));
+    const state = action && avail.get(action.id);
+    if (!action || !state || state.available) {
+      paths[path] = item;
+      continue;
+    }
+    if (!listed(action.id, avail, mode)) continue;
+    paths[path] = {
+      ...item,
+      post: {
+        ...item.post,
+        description: `Unavailable on this gateway: ${state.reason ?? 'not configured'}. ${String(item.post?.description ?? '')}`,
+        'x-available': false,
+        'x-availability-note': state.reason ?? 'not configured',
+      },
+    };
+  }
+  return { ...d, paths };
 }

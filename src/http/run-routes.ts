@@ -3,7 +3,9 @@ import { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
+import { actions } from '../../catalog/index.js';
 import { GatewayError, toGatewayError } from '../errors.js';
+import { unknownName } from '../lib/did-you-mean.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
@@ -59,7 +61,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     res.json(docs.listing(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide')));
   });
   r.get('/openapi.json', (_req, res) => {
-    res.json(docs.openapi());
+    res.json(docs.openapi(availability(deps.run.services), deps.unavailable ?? 'hide'));
   });
 
   r.get('/api/run/:service/:action', (req, res) => {
@@ -163,5 +165,13 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
 }
 
 function unknownAction(actionId: string): GatewayError {
-  return new GatewayError('not_found', `Unknown action "${actionId}". GET /api/run lists the catalog.`);
+  return new GatewayError(
+    'not_found',
+    unknownName(
+      'action',
+      actionId,
+      actions.map((a) => a.id),
+      'GET /api/run lists the catalog',
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ErrorCode, GatewayError } from '../errors.js';
+import { type ErrorCode, type GatewayError, publicMessage } from '../errors.js';
 
 // The model router's rendering of the closed error union: OpenAI-style bodies `{ error: { message, type,
 // code, param } }`, so OpenAI clients show them properly. The HTTP status is the union's own; only the body's
@@ -55,7 +55,7 @@ export function openAiErrorBody(e: GatewayError): OpenAiErrorBody {
   const issues = e.details?.issues;
   const first = Array.isArray(issues) ? (issues[0] as { path?: unknown } | undefined) : undefined;
   const param = typeof first?.path === 'string' && first.path !== '' ? first.path : null;
-  return { error: { message: e.message, type: OPENAI_TYPES[e.code], code: e.code, param } };
+  return { error: { message: publicMessage(e), type: OPENAI_TYPES[e.code], code: e.code, param } };
 }
 
 /**

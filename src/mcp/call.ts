@@ -7,8 +7,11 @@ import {
 } from '@modelcontextprotocol/server';
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
+import { actions } from '../../catalog/index.js';
+import { toolArguments } from '../../catalog/portable-schema.js';
 import { invalidInput, mcpErrorResult, toGatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
+import { unknownName } from '../lib/did-you-mean.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability } from '../run/availability.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
@@ -63,6 +66,13 @@ export function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Pr
   });
 }
 
+let names: string[] | undefined;
+/** Every tool name a call may use: the catalog's and the compact set's. */
+function toolNames(): string[] {
+  names ??= [...actions.map((a) => a.toolName), DESCRIBE_TOOL, RUN_TOOL];
+  return names;
+}
+
 export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallToolResult> {
   const { params, principal, meta } = call;
   // The compact set's two door-level tools (src/mcp/compact.ts); any tool name also works in either set.
@@ -70,7 +80,9 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
     return describeAction(params.arguments ?? {}, availability(deps.run.services));
   }
   let action = actionForTool(params.name);
-  let input: unknown = params.arguments ?? {};
+  // A tool's arguments follow its portable schema (nullable optional fields, JSON text for free-form values):
+  // read them back as the zod body the HTTP shim takes (catalog/portable-schema.ts).
+  let input: unknown = action ? toolArguments(action, params.arguments ?? {}) : (params.arguments ?? {});
   if (params.name === RUN_TOOL) {
     const target = runTarget(params.arguments ?? {});
     if ('refused' in target) return target.refused;
@@ -80,7 +92,7 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
   if (!action) {
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
-      `Unknown tool "${params.name}". tools/list lists the tools.`,
+      `${unknownName('tool', params.name, toolNames(), 'tools/list lists the tools')} Nothing was charged.`,
     );
   }
   try {

@@ -1,7 +1,9 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { type Action, catalog, findAction } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
+import { portableInputSchema } from '../../catalog/portable-schema.js';
 import { invalidInput, mcpErrorResult } from '../errors.js';
+import { didYouMean } from '../lib/did-you-mean.js';
 import type { Availability } from '../run/availability.js';
 import { actionForTool, describe, PRICE_META_KEY } from './tools.js';
 
@@ -27,9 +29,9 @@ export function toolSetOf(requestUrl: string | undefined): ToolSet {
 
 const discover = catalog['platform/discover'];
 
+// Tool schemas in the portable subset (catalog/portable-schema.ts): closed objects, every field required.
 const actionField = {
   type: 'string',
-  minLength: 1,
   description: 'Action id, service/action (e.g. "propstats/value-estimate"), as platform_discover lists it.',
 };
 
@@ -38,7 +40,7 @@ const COMPACT: readonly Tool[] = [
     name: discover.toolName,
     title: discover.title,
     description: `${describe(discover)} Each result's id is what describe_action and run_action take.`,
-    inputSchema: inputJsonSchema(discover) as Tool['inputSchema'],
+    inputSchema: portableInputSchema(discover) as Tool['inputSchema'],
     annotations: { title: discover.title, ...discover.annotations },
     _meta: { [PRICE_META_KEY]: { cents: 0, currency: 'USD' } },
   },
@@ -49,7 +51,12 @@ const COMPACT: readonly Tool[] = [
       'Returns one catalog action by id: what it does and when to use it, its price in cents, its input JSON ' +
       'Schema and an example body. Use it after platform_discover, before run_action, to build valid params. ' +
       'Free.',
-    inputSchema: { type: 'object', properties: { action: actionField }, required: ['action'] },
+    inputSchema: {
+      type: 'object',
+      properties: { action: actionField },
+      required: ['action'],
+      additionalProperties: false,
+    },
     annotations: {
       title: 'Describe an action',
       readOnlyHint: true,
@@ -71,9 +78,14 @@ const COMPACT: readonly Tool[] = [
       type: 'object',
       properties: {
         action: actionField,
-        params: { type: 'object', description: 'The action’s JSON body (see describe_action).' },
+        // An open object has no place in strict hosts' subset: the body travels as JSON text (an object works too).
+        params: {
+          anyOf: [{ type: 'string' }, { type: 'null' }],
+          description: 'The action’s JSON body (see describe_action), as JSON text; null for an empty body.',
+        },
       },
-      required: ['action'],
+      required: ['action', 'params'],
+      additionalProperties: false,
     },
     annotations: {
       title: 'Run an action',
@@ -97,7 +109,10 @@ function actionOf(name: unknown): Action | undefined {
 function unknownAction(name: unknown): CallToolResult {
   return mcpErrorResult(
     invalidInput([
-      { path: 'action', message: `unknown action ${JSON.stringify(name)}; platform_discover lists them` },
+      {
+        path: 'action',
+        message: `unknown action ${JSON.stringify(name)}${typeof name === 'string' ? didYouMean(name, Object.keys(catalog)) : ''}; platform_discover lists them`,
+      },
     ]),
   );
 }
@@ -131,7 +146,14 @@ export function runTarget(
 ): { action: Action; input: unknown } | { refused: CallToolResult } {
   const a = actionOf(args.action);
   if (!a) return { refused: unknownAction(args.action) };
-  const params = args.params ?? {};
+  let params = args.params ?? {};
+  if (typeof params === 'string') {
+    try {
+      params = JSON.parse(params) ?? {};
+    } catch {
+      return { refused: mcpErrorResult(invalidInput([{ path: 'params', message: 'is not JSON text' }])) };
+    }
+  }
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     return { refused: mcpErrorResult(invalidInput([{ path: 'params', message: 'must be a JSON object' }])) };
   }

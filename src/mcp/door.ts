@@ -20,7 +20,7 @@ import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
-import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
+import { availability, availabilityKey, listed, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
@@ -130,12 +130,21 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
         name: deps.serverName,
         version: deps.version,
         x402: deps.x402 !== undefined,
+        // The one listing rule (src/run/availability.ts `listed`), as tools/list and GET /api/run apply it.
         tools: () => {
           const avail = availability(deps.run.services);
-          const names = new Set(
-            actions.filter((a) => avail.get(a.id)?.available !== false).map((a) => a.toolName),
-          );
-          return { key: availabilityKey(avail), names };
+          const mode = deps.unavailable ?? 'hide';
+          const names = new Set(actions.filter((a) => listed(a.id, avail, mode)).map((a) => a.toolName));
+          const unavailable =
+            mode === 'mark'
+              ? Object.fromEntries(
+                  actions.flatMap((a) => {
+                    const s = avail.get(a.id);
+                    return s && !s.available ? [[a.toolName, s.reason ?? 'not configured']] : [];
+                  }),
+                )
+              : undefined;
+          return { key: availabilityKey(avail), names, unavailable };
         },
       }),
     );
@@ -216,7 +225,10 @@ function bearer(verifier: OAuthTokenVerifier, metadataUrl: () => string, require
         error instanceof OAuthError
           ? error
           : new OAuthError(OAuthErrorCode.ServerError, 'Internal Server Error');
-      res.status(answer.status).json(body.toResponseObject());
+      const refusal = body.toResponseObject();
+      res
+        .status(answer.status)
+        .json({ ...refusal, error_description: notCharged(refusal.error_description) });
       return;
     }
     next();
@@ -252,7 +264,13 @@ function bodyRpcError(res: ServerResponse, e: unknown): void {
     -32700,
     'Parse error: the body is not valid JSON.',
   ];
-  rpcError(res, status, code, message);
+  rpcError(res, status, code, notCharged(message));
+}
+
+/** A refusal of a paid path says so in words (docs/decisions.md "Refusals say nothing was charged"). */
+function notCharged(message: string | undefined): string {
+  const m = message ?? 'Refused';
+  return /nothing was charged/i.test(m) ? m : `${m}${/[.!?]$/.test(m) ? '' : '.'} Nothing was charged.`;
 }
 
 const BODY_ERRORS: Partial<Record<string, (message: string) => [number, number, string]>> = {

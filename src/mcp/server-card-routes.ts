@@ -13,7 +13,7 @@ export interface ServerCardRouteDeps {
   version: string;
   x402: boolean;
   /** The tools the gateway lists now, and a key that changes with them (its availability). */
-  tools: () => { key: string; names: ReadonlySet<string> };
+  tools: () => { key: string; names: ReadonlySet<string>; unavailable?: Record<string, string> | undefined };
 }
 
 export function serverCardRoutes(deps: ServerCardRouteDeps): Router {
@@ -23,7 +23,9 @@ export function serverCardRoutes(deps: ServerCardRouteDeps): Router {
     const tools = deps.tools();
     const key = `${publicUrl}|${tools.key}`;
     if (built?.key !== key) {
-      const body = JSON.stringify(serverCard({ ...deps, publicUrl, tools: tools.names }));
+      const body = JSON.stringify(
+        serverCard({ ...deps, publicUrl, tools: tools.names, unavailable: tools.unavailable }),
+      );
       built = { key, body, etag: `"${sha256Hex(body).slice(0, 32)}"` };
     }
     return built;

@@ -38,6 +38,8 @@ export interface CardSource {
   x402: boolean;
   /** The tools this gateway lists now (the live card); the registry template names every catalog tool. */
   tools?: ReadonlySet<string> | undefined;
+  /** TOLLGATE_LIST_UNAVAILABLE=mark: the listed tools this gateway cannot run, with the reason. */
+  unavailable?: Record<string, string> | undefined;
 }
 
 const TITLE = 'tollgate';
@@ -52,6 +54,12 @@ export function serverName(source: CardSource): string {
   if (source.name) return source.name;
   if (!source.publicUrl) return PROJECT_SERVER_NAME;
   const host = new URL(source.publicUrl).hostname.replace(/^\[|\]$/g, '');
+  // An address is not a DNS name: reversed, 127.0.0.1 would read as the namespace 1.0.0.127.
+  if (host === 'localhost' || /^[\d.]+$/.test(host) || host.includes(':')) {
+    return /^127\.|^::1$|^localhost$/.test(host)
+      ? 'localhost/tollgate'
+      : `${host.replace(/:/g, '-')}/tollgate`;
+  }
   const reversed = host.split('.').filter(Boolean).reverse().join('.');
   return `${reversed.replace(/[^a-zA-Z0-9.-]/g, '-')}/tollgate`;
 }
@@ -74,6 +82,9 @@ function catalogMeta(source: CardSource): Record<string, unknown> {
     price_cents: Object.fromEntries(
       actions.filter((a) => source.tools?.has(a.toolName) ?? true).map((a) => [a.toolName, a.priceCents]),
     ),
+    ...(source.unavailable && Object.keys(source.unavailable).length > 0
+      ? { unavailable: source.unavailable }
+      : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { type Action, actions, findAction } from '../../catalog/index.js';
-import { inputJsonSchema } from '../../catalog/json-schema.js';
+import { portableInputSchema } from '../../catalog/portable-schema.js';
 import type { Availability } from '../run/availability.js';
 
 // Every catalog action as an MCP tool. Tools are built once per action at module load; a listing only picks
@@ -49,7 +49,8 @@ function toTool(action: Action): Tool {
     name: action.toolName,
     title: action.title,
     description: withToolNames(describe(action)),
-    inputSchema: schemaWithToolNames(inputJsonSchema(action)) as Tool['inputSchema'],
+    // The portable rendering of the zod schema, which stays the validator (catalog/portable-schema.ts).
+    inputSchema: schemaWithToolNames(portableInputSchema(action)) as Tool['inputSchema'],
     annotations: { title: action.title, ...action.annotations },
     _meta: { [PRICE_META_KEY]: { cents: action.priceCents, currency: 'USD' } },
   };

@@ -20,3 +20,12 @@ export function availabilityKey(map: ReadonlyMap<string, Availability>): string 
   for (const [id, a] of map) if (!a.available || a.reason) key += `${id}:${a.available ? 1 : 0};`;
   return key;
 }
+
+/** The one listing rule: an action is listed when it can run here, or when the operator asks to mark the others. */
+export function listed(
+  id: string,
+  avail: ReadonlyMap<string, Availability>,
+  mode: UnavailableListing,
+): boolean {
+  return mode === 'mark' || avail.get(id)?.available !== false;
+}

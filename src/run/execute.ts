@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AccountPrincipal, Principal } from '../../auth/principal.js';
-import { type Action, findAction } from '../../catalog/index.js';
+import { type Action, actions, findAction } from '../../catalog/index.js';
 import type { AccountView, HandlerContext, Services } from '../../tools/context.js';
 import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
+import { unknownName } from '../lib/did-you-mean.js';
 import { fingerprint } from '../lib/hash.js';
 import { centsPhrase, centsToMicros, microsToCents } from '../lib/money.js';
 import { toAccountView } from './account-view.js';
@@ -18,6 +19,13 @@ import type { Hold, Lifecycle } from './lifecycle.js';
 import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
+
+let ids: string[] | undefined;
+/** The catalog's action ids, for an unknown one's did-you-mean (only on that refusal, never on a call). */
+function actionIds(): string[] {
+  ids ??= actions.map((a) => a.id);
+  return ids;
+}
 
 // The one path every catalog call takes, whatever door it came through (docs/architecture.md "The one path a
 // call takes"): look up, validate, quote, admit, hold, run, then capture or void. The money itself moves only
@@ -126,7 +134,10 @@ async function run(
   // 1. look up the action
   const action = findAction(actionId);
   if (!action) {
-    throw new GatewayError('not_found', `Unknown action "${actionId}". GET /api/run lists the catalog.`);
+    throw new GatewayError(
+      'not_found',
+      unknownName('action', actionId, actionIds(), 'GET /api/run lists the catalog'),
+    );
   }
 
   // 2. strip guard fields, validate

@@ -1,3 +1,5 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
@@ -37,6 +39,8 @@ export interface FileStorage {
   library: FileLibrary;
   /** What the gateway's `/files/{id}` routes serve: only local storage has them (S3 links go to the bucket). */
   gatewayLinks: GatewayLinks | undefined;
+  /** Resolves when the storage answers (GET /readyz): the bucket, or the files directory writable. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,7 +56,12 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
       directUploads: true,
       log: o.log,
     });
-    return { library, gatewayLinks: undefined, close: () => objects.close() };
+    return {
+      library,
+      gatewayLinks: undefined,
+      ready: () => objects.ready(),
+      close: () => objects.close(),
+    };
   }
   const root = join(o.dataDir, 'files');
   const objects = new LocalObjectStore(root);
@@ -73,5 +82,10 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
     clock: o.clock,
     directUploads: false,
   });
-  return { library, gatewayLinks, close: () => objects.close() };
+  return {
+    library,
+    gatewayLinks,
+    ready: () => access(join(root, 'objects'), constants.W_OK),
+    close: () => objects.close(),
+  };
 }

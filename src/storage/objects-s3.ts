@@ -129,6 +129,23 @@ export class S3ObjectStore implements ObjectStore, LinkIssuer {
     return limiter.bytes();
   }
 
+  /**
+   * Resolves when the bucket answers these credentials (GET /readyz), using only the object rights docs/operator.md
+   * asks for: a HEAD of a probe object under the prefix, written once when missing (S3 answers 403, not 404, for a
+   * missing key to a caller without s3:ListBucket). A missing bucket, refused credentials, a 5xx or no answer
+   * throws. The probe stays, so the SDK's error log sees no failed request while all is well.
+   */
+  async ready(): Promise<void> {
+    const probe = { Bucket: this.at.bucket, Key: `${this.at.prefix}files/.readyz` };
+    try {
+      await this.client.send(new HeadObjectCommand(probe));
+    } catch (e) {
+      const status = statusOf(e);
+      if (status !== 404 && status !== 403) throw e;
+      await this.client.send(new PutObjectCommand({ ...probe, Body: 'ready\n', ContentType: 'text/plain' }));
+    }
+  }
+
   async head(id: string): Promise<ObjectInfo | undefined> {
     const Key = this.key(id);
     try {

@@ -78,7 +78,7 @@ export function hostAllowed(host: string, policy: CompiledPolicy): boolean {
 function refused(url: string, reason: string): GatewayError {
   return new GatewayError(
     'invalid_input',
-    `Refused to fetch ${url}: ${reason}. Only public http(s) addresses can be fetched; nothing was charged.`,
+    `Refused to fetch ${url}: ${reason}. Only public http(s) addresses can be fetched (the gateway's operator can let hosts through with TOLLGATE_FETCH_ALLOW); nothing was charged.`,
     { details: { issues: [{ path: 'url', message: `not a public address (${reason})` }] } },
   );
 }

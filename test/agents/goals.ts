@@ -15,8 +15,12 @@ export interface Goal {
   consultFirst?: string[];
   /** Values the first call's params must carry: dotted path → expected value (strings compared loosely). */
   values?: Record<string, unknown>;
-  /** Actions the plan must contain, in this order (a workflow). */
+  /** Actions the plan must contain, in this order (a workflow); "a|b" accepts either at that position. */
   steps?: string[];
+  /** Fields the goal does not give: the first call must name exactly these in missing, and nothing else. */
+  missing?: string[];
+  /** A second reading of the goal: one of these actions must be offered besides the plan. */
+  otherReading?: string[];
 }
 
 export const TUNING: Goal[] = [
@@ -276,6 +280,8 @@ export const TUNING: Goal[] = [
   {
     goal: 'Check whether my video composition is valid before rendering',
     actions: ['videoasm/validate'],
+    // The goal does not give the composition: the call must say so (issue 25), not pass an empty body.
+    missing: ['tracks'],
   },
   // more variety
   {
@@ -458,7 +464,7 @@ export const HELD_OUT_2: Goal[] = [
   {
     goal: 'Show single family homes for sale in Boise, ID with at least 4 bedrooms',
     actions: ['propstats/sale-listings'],
-    values: { city: 'Boise', state: 'ID', bedrooms: 4 },
+    values: { city: 'Boise', state: 'ID', bedrooms: '4-*' },
   },
   {
     goal: 'list rental listings near 39.7392, -104.9903 within 3 miles',
@@ -800,6 +806,8 @@ export const HELD_OUT_4: Goal[] = [
   {
     goal: 'Validate this composition before I save it to the project',
     actions: ['videoasm/validate'],
+    // The goal does not give the composition: the call must say so (issue 25), not pass an empty body.
+    missing: ['tracks'],
   },
   {
     goal: 'stage voiceover.mp3 for an audio model',

@@ -14,7 +14,8 @@ import { connectedClient, INITIALIZE, mcpPost } from './oauth-helpers.js';
 // sign up and see the key once, add a card on the fake Stripe's hosted page, see the 2 USD line, make paid calls,
 // watch the usage chart follow the ledger day by day, see the line settled, top up, create and revoke a key, and
 // change and revoke a connected OAuth app. Each step is screenshotted into test-output/account/; the chart's
-// bars and the tables are held to the ledger's numbers. The pages run no script, so a CSP complaint fails it.
+// bars and the tables are held to the ledger's numbers. The pages run only their one hashed script (the Copy
+// button), so a CSP complaint fails it.
 
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'account');
 const CHROMIUM = process.env.TOLLGATE_CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -71,9 +72,12 @@ async function micros(page: Page, selector: string): Promise<number> {
 }
 
 /** What the chart draws: day → service → micros, from its bars' data attributes. */
-async function chartBars(page: Page): Promise<Record<string, Record<string, number>>> {
+async function chartBars(
+  page: Page,
+  size: 'wide' | 'narrow' = 'wide',
+): Promise<Record<string, Record<string, number>>> {
   const bars = await page
-    .locator('#usage svg rect[data-day]')
+    .locator(`#usage svg.${size} rect[data-day]`)
     .evaluateAll((els) =>
       els.map((e) => [
         e.getAttribute('data-day'),
@@ -169,7 +173,10 @@ describe('the account dashboard in Chromium', () => {
     const total = usage.reduce((s, r) => s + r.micros, 0);
     expect(total).toBe(1_090_000);
     expect(await micros(page, '#usage-total')).toBe(total);
-    expect(await page.locator('#usage .chart svg').getAttribute('data-total-micros')).toBe(String(total));
+    expect(await page.locator('#usage .chart svg.wide').getAttribute('data-total-micros')).toBe(
+      String(total),
+    );
+    expect(await chartBars(page, 'narrow'), 'the phone drawing shows the same bars').toEqual(bars);
     expect(await page.locator('#usage-total').textContent()).toBe(formatUsd(total));
     expect(await page.getByRole('list', { name: 'Services' }).textContent()).toContain('propstats $1.05');
     // The table under the chart carries the same numbers.

@@ -110,6 +110,39 @@ describe.each(CLIENT_KINDS)('[mcp:compact-tools] /mcp?tools=compact with the %s 
   });
 });
 
+describe('[mcp:portable-schemas] a strict host fills every field of the portable schema', () => {
+  it('nulls for fields not given and JSON text run the call as its zod body, charged once', async () => {
+    const { accountId, key } = await hidden.account('1');
+    const c = await connectClient('v2-modern', hidden.url, key);
+    const compact = await connectClient('v1', hidden.url, key, '/mcp?tools=compact');
+    try {
+      const tool = (await c.listTools()).find((t) => t.name === 'scraperC_scrape');
+      const fields = Object.keys(tool.inputSchema.properties);
+      expect(tool.inputSchema.required).toEqual(fields);
+      // What OpenAI's strict mode makes a model send: every field, null where it has no value.
+      const args = Object.fromEntries(fields.map((f) => [f, null]));
+      const r = await c.callTool('scraperC_scrape', { ...args, url: `${site.url}/page`, browser: false });
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toMatchObject({ charged_cents: 1 });
+      // The compact set's params as JSON text (an open object is outside strict hosts' subset).
+      const ran = await compact.callTool('run_action', {
+        action: 'scraperC/scrape',
+        params: JSON.stringify({ url: `${site.url}/page`, browser: false }),
+      });
+      expect(ran.structuredContent).toMatchObject({
+        charged_cents: 1,
+        raw: expect.stringContaining('compact hello'),
+      });
+      const notJson = await compact.callTool('run_action', { action: 'scraperC/scrape', params: '{url:' });
+      expect(notJson.isError).toBe(true);
+      expect(notJson.content[0].text).toContain('params');
+      expect((await hidden.gw.ledger.balance(accountId)).balance_micros).toBe(980_000);
+    } finally {
+      await Promise.all([c.close(), compact.close()]);
+    }
+  });
+});
+
 describe('[mcp:compact-tools] the compact set costs a host far fewer tokens', () => {
   it('cuts the tools/list tokens by at least 80 % against the full list', async () => {
     const { key } = await marked.account('1');

@@ -77,7 +77,9 @@ describe.each(CLIENT_KINDS)('MCP with the %s client', (kind) => {
       expect(Object.keys(tool.inputSchema.properties)).toEqual(
         Object.keys(inputJsonSchema(a).properties as object),
       );
-      expect(tool.inputSchema.required).toEqual(inputJsonSchema(a).required);
+      // The portable rendering (catalog/portable-schema.ts): every field listed, optional ones nullable.
+      expect(tool.inputSchema.required).toEqual(Object.keys(inputJsonSchema(a).properties as object));
+      expect(tool.inputSchema.additionalProperties).toBe(false);
       expect(tool.inputSchema.properties.max_cost_cents).toBeDefined();
       expect(tool.annotations).toMatchObject(a.annotations);
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {

@@ -82,7 +82,7 @@ export async function hop(
 
 /** The CSRF token and the action of the form whose action ends with `suffix`. */
 export function formOf(html: string, suffix: string): { action: string; csrf: string } {
-  for (const m of html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
+  for (const m of html.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)) {
     const action = (m[1] as string).replaceAll('&#38;', '&');
     if (!action.endsWith(suffix)) continue;
     const csrf = /name="csrf" value="([^"]+)"/.exec(m[2] as string)?.[1] ?? '';

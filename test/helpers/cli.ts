@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,9 +43,23 @@ export function ownStderr(stderr: string): string {
 
 export interface ServeProcess {
   proc: ChildProcess;
-  /** The first JSON object `serve --json` printed (url, data_dir, operator, …). */
-  started: { url: string; data_dir: string; operator: { account_id: string; api_key: string } | null };
+  /**
+   * The JSON object `serve --json` printed (url, data_dir, operator, …); a first start's operator key read from the
+   * file it names (the key is never printed when no terminal is attached).
+   */
+  started: {
+    url: string;
+    data_dir: string;
+    operator: { account_id: string; api_key_file: string | null; api_key: string } | null;
+  };
+  /** Every line written on stdout so far (log lines and the result object). */
+  stdout: string[];
   stop(): Promise<void>;
+}
+
+/** The key in a first start's operator key file (its last line; the others are comments). */
+export function readKeyFile(path: string): string {
+  return readFileSync(path, 'utf8').trim().split('\n').at(-1) as string;
 }
 
 /** `tollgate serve --json` in the background; resolves once it listens. */
@@ -63,12 +78,16 @@ export async function serveCli(opts: {
     stderr += String(d);
   });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  const stdout: string[] = [];
+  lines.on('line', (line) => stdout.push(line));
   const started = await new Promise<ServeProcess['started']>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     lines.on('line', (line) => {
-      const msg = JSON.parse(line) as ServeProcess['started'];
-      if (msg.url) {
+      const msg = JSON.parse(line) as ServeProcess['started'] & { level?: number };
+      // The result object, not a log line (those carry a level).
+      if (msg.url && msg.level === undefined) {
         clearTimeout(timer);
+        if (msg.operator?.api_key_file) msg.operator.api_key = readKeyFile(msg.operator.api_key_file);
         resolve(msg);
       }
     });
@@ -80,6 +99,7 @@ export async function serveCli(opts: {
   return {
     proc,
     started,
+    stdout,
     stop: async () => {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));

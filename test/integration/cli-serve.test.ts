@@ -64,6 +64,7 @@ describe('tollgate serve', () => {
       const op = gw.started.operator;
       expect(op).toEqual({
         account_id: 'acct_operator',
+        api_key_file: join(dataDir, 'operator-key.txt'),
         api_key: expect.stringMatching(/^tg_sk_/),
       });
       const res = await request(`${gw.started.url}/api/run/platform/balance`, {

@@ -73,7 +73,8 @@ describe('field errors', () => {
     expect(r.status).toBe(400);
     expect(r.json().error).toMatchObject({
       code: 'invalid_input',
-      message: 'Invalid input: url is required; browser: expected boolean, received string',
+      message:
+        'Invalid input: url is required; browser: expected boolean, received string. Nothing was charged.',
       details: { issues: [{ path: 'url', message: 'required' }, { path: 'browser' }] },
     });
   });

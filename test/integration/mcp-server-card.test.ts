@@ -40,7 +40,7 @@ describe('[mcp:server-card] the server card', () => {
     expect(res.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
     const card = serverCardSchema.parse(JSON.parse(text));
     expect(card).toMatchObject({
-      name: '1.0.0.127/tollgate',
+      name: 'localhost/tollgate',
       version: VERSION,
       title: 'tollgate',
       remotes: [{ type: 'streamable-http', url: `${t.url}/mcp` }],

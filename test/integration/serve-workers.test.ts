@@ -50,13 +50,14 @@ describe('[scale:workers] serve --workers', () => {
     expect(JSON.parse(bad.stdout.trim()).error.message).toContain('--workers');
   });
 
-  it('two workers serve one port as two replicas; a killed worker is replaced; SIGTERM stops all', async () => {
+  it('[ops:json-logs] two workers serve one port as two replicas; a killed worker is replaced; SIGTERM stops all', async () => {
     const env = {
       TOLLGATE_DATABASE_URL: db.url,
       TOLLGATE_DATA_DIR: join(work, 'pg'),
       TOLLGATE_FETCH_ALLOW: '127.0.0.1',
       TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
       TOLLGATE_REPLICA_LEASE_SECONDS: '5',
+      TOLLGATE_LOG_LEVEL: 'info',
     };
     let killed = '';
     const gw = await serveCli({ cwd: work, env, args: ['--workers', '2'] });
@@ -77,7 +78,7 @@ describe('[scale:workers] serve --workers', () => {
         });
       const replies = await Promise.all(Array.from({ length: 40 }, call));
       expect(replies.map((r) => r.status)).toEqual(Array(40).fill(200));
-      const byReplica = await sql.query('SELECT DISTINCT replica_id FROM holds');
+      const byReplica = await sql.query('SELECT DISTINCT replica_id FROM calls');
       // Connections are handed to the workers in turn: both took holds.
       expect(byReplica.rows.length).toBe(2);
 
@@ -95,6 +96,16 @@ describe('[scale:workers] serve --workers', () => {
       }
       expect(now.filter((id) => !before.includes(id))).toHaveLength(1);
       expect((await call()).status).toBe(200);
+      // The primary said so in the log, as JSON naming itself worker 0 and the worker that exited.
+      const logs = gw.stdout.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level);
+      expect(logs.find((l) => l.msg === 'a worker exited: starting another')).toMatchObject({
+        worker: 0,
+        exited_pid: victimPid,
+        exit: 'SIGKILL',
+      });
+      // Each worker's own lines name it.
+      const workers = new Set(logs.map((l) => l.worker));
+      expect(workers.has(1) && workers.has(2), [...workers].join()).toBe(true);
     } finally {
       const exited = new Promise<number | null>((r) => gw.proc.once('exit', (code) => r(code)));
       gw.proc.kill('SIGTERM');

@@ -2,9 +2,12 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { type Action, findAction } from '../../catalog/index.js';
 import { extract } from '../../tools/consult-extract.js';
+import { ID_SLOTS } from '../../tools/consult-ids.js';
 import { refineWithModel } from '../../tools/consult-llm.js';
 import { type PlannedCall, planCalls } from '../../tools/consult-plan.js';
+import { amounts } from '../../tools/consult-units.js';
 import type { HandlerContext, LlmService } from '../../tools/context.js';
+import { callAccounted } from '../agents/evaluate.js';
 
 // platform/consult's deterministic planner, call by call: values read from the goal, every body validated,
 // workflows as ordered steps, free actions, the plan's price, availability, and the optional model refinement.
@@ -56,7 +59,7 @@ describe('[consult:values-from-goal] values read from the goal', () => {
     expect(extract('map docs.stripe.com/api please').urls).toEqual(['https://docs.stripe.com/api']);
     expect(extract('save report.pdf').urls).toEqual([]);
     expect(extract('is rnd_0mdx3k2a1b2c3d4e done').ids).toEqual([
-      { kind: 'render', value: 'rnd_0mdx3k2a1b2c3d4e' },
+      { prefix: 'rnd', value: 'rnd_0mdx3k2a1b2c3d4e' },
     ]);
     expect(extract('top 15 results from the past 3 days')).toMatchObject({ count: 15, recencyDays: 3 });
     expect(extract('upload clip.mov (12 MB)')).toMatchObject({
@@ -91,9 +94,12 @@ describe('[consult:validated-calls] every returned call is checked against its s
   it('bodies validate as returned, or say exactly what is missing', () => {
     for (const g of goals) {
       const plan = planCalls(g);
-      for (const c of [...plan.calls, ...plan.alternatives]) {
+      const others = (plan.other_plans ?? []).flatMap((o) => o.calls);
+      for (const c of [...plan.calls, ...plan.alternatives, ...others]) {
         if (c.missing) expect(c.missing.length, g).toBeGreaterThan(0);
-        else expect(valid(c), `${g} → ${id(c)}`).toBe(true);
+        else if (!c.inputs_from) expect(valid(c), `${g} → ${id(c)}`).toBe(true);
+        // [consult:validated-calls] never an unexplained invalid body: it validates or names what it lacks.
+        expect(callAccounted(c), `${g} → ${id(c)}`).toBe(true);
       }
       // Alternatives are only ever ready to run.
       for (const c of plan.alternatives) expect(c.missing, g).toBeUndefined();
@@ -157,6 +163,148 @@ describe('[consult:workflows] multi-step goals', () => {
     const detail = planCalls('mortgage and liens of the property at 9 Topeka Pa').calls;
     expect(detail.map(id)).toEqual(['propdata/autocomplete', 'propdata/property-detail']);
     expect(detail[1]?.inputs_from).toEqual({ id: { step: 1, output: 'results.0.id' } });
+  });
+});
+
+describe('[consult:ids-from-catalog] ids reach the field that takes their kind', () => {
+  it('the kinds come from the catalog’s examples and field descriptions', () => {
+    const kinds = new Set(
+      ID_SLOTS.map((s) => `${s.action.id}.${s.path}:${s.prefix ?? (s.numeric ? '#' : '?')}`),
+    );
+    for (const k of [
+      'scraperA/crawl_status.id:crawl_a',
+      'scraperB/crawl_status.id:crawl_b',
+      'scraperB/extract_status.id:extract_b',
+      'videoasm/result.job_id:rnd',
+      'videoasm/render.project_id:prj',
+      'videoasm/upload.file_id:file',
+      'videoasm/put_composition.tracks.0.contents.0.source.mediaId:med',
+      'propdata/property-detail.id:#',
+    ])
+      expect(kinds).toContain(k);
+    const upload = ID_SLOTS.find((s) => s.action.id === 'videoasm/upload');
+    expect(upload?.producers.map((p) => p.id)).toEqual(['files/upload', 'files/upload_from_url']);
+  });
+
+  it('a handle of each kind, a family prefix, a prefix that names the kind, a UUID, a record number', () => {
+    const first = (g: string) => planCalls(g).calls[0];
+    expect(first('status of crawl_b_0mdx3k2a1b2c3d4e5f6g7h8i9j')).toMatchObject({
+      service: 'scraperB',
+      params: { id: 'crawl_b_0mdx3k2a1b2c3d4e5f6g7h8i9j' },
+    });
+    expect(first('what did crawl_7c1f0e9a2b find')?.params).toEqual({ id: 'crawl_7c1f0e9a2b' });
+    expect(first('is render job render_7fa9c2 finished?')).toMatchObject({
+      action: 'result',
+      params: { job_id: 'render_7fa9c2' },
+    });
+    expect(first('status of crawl job 3f2b8c1e-1234-4abc-9def-0123456789ab')?.params).toEqual({
+      id: '3f2b8c1e-1234-4abc-9def-0123456789ab',
+    });
+    expect(first('lender-grade valuation of property 30918842')).toMatchObject({
+      action: 'avm',
+      params: { id: '30918842' },
+    });
+    expect(first('import file_0mdx3k2a1b2c3d4e5f6g7h8i9j into video assembly')?.params).toEqual({
+      file_id: 'file_0mdx3k2a1b2c3d4e5f6g7h8i9j',
+    });
+  });
+});
+
+describe('[consult:quoted-and-units] quoted text and numbers with units', () => {
+  it('quoted text is the search, the query or the name, said exactly', () => {
+    expect(planCalls('I only have "12 Maple Av" — the full address?').calls[0]).toMatchObject({
+      action: 'autocomplete',
+      params: { search: '12 Maple Av' },
+    });
+    expect(planCalls("web search 'best espresso grinder 2024', 8 results").calls[0]?.params).toMatchObject({
+      query: 'best espresso grinder 2024',
+      limit: 8,
+    });
+    expect(planCalls('new 4:5 video project “Q3 recap” in 4k').calls[0]?.params).toEqual({
+      name: 'Q3 recap',
+      format: { aspectRatio: '4:5', resolution: '4k' },
+    });
+    expect(extract("the owner's phone").quoted).toEqual([]);
+  });
+
+  it('durations in each field’s unit, depths, skips, sizes, distances, ranges, years built, dates', () => {
+    expect(amounts('wait 3 seconds for the JavaScript, with a 10 second timeout')).toMatchObject({
+      waitMs: 3000,
+      timeoutSec: 10,
+    });
+    expect(
+      planCalls('scrape https://app.example.io, give the JavaScript 3 seconds to load').calls[0]?.params,
+    ).toMatchObject({
+      waitFor: 3000,
+    });
+    expect(amounts('crawl two levels deep, skipping the first 100, 2.5 MB')).toMatchObject({
+      depth: 2,
+      skip: 100,
+      sizeBytes: 2_500_000,
+    });
+    expect(
+      amounts('at least 4 bedrooms, 2.5 baths, 5000+ sq ft, built 2010 or later, under 2,500 a month'),
+    ).toEqual({
+      bedrooms: '4-*',
+      bathrooms: 2.5,
+      squareFootage: '5000-*',
+      yearBuilt: '2010-*',
+      price: '*-2500',
+    });
+    expect(amounts('between 250k and 400k').price).toBe('250000-400000');
+    expect(amounts('news from the last 48 hours').recencyDays).toBe(2);
+    expect(amounts('archived as of January 5, 2021').date).toBe('20210105');
+    expect(extract('parcels within half a mile of 39.7392, -104.9903').radius).toBe(0.5);
+  });
+});
+
+describe('[consult:start-where-goal-starts] plans start where the goal starts', () => {
+  it('a video from the person’s disk starts by getting the bytes in, then shows the workflow', () => {
+    const plan = planCalls('I want to upload a video from my disk for a video edit');
+    expect(plan.calls.map(id).slice(0, 2)).toEqual(['files/upload', 'videoasm/upload']);
+    expect(plan.calls.map((c) => c.action)).toContain('render');
+    // Only the person knows the file's name and size: named, not invented.
+    expect(plan.calls[0]?.missing?.map((m) => m.field)).toEqual(['filename', 'size_bytes']);
+  });
+
+  it('several sources become several clips; given ids skip the steps that would produce them', () => {
+    const two = planCalls('Upload https://e.com/a.mp4 and https://e.com/b.mp4 then make a video').calls;
+    expect(two.filter((c) => c.action === 'upload_from_url')).toHaveLength(2);
+    const tracks = two.find((c) => c.action === 'validate')?.params.tracks as Array<{ contents: unknown[] }>;
+    expect(tracks[0]?.contents).toHaveLength(2);
+    const given = planCalls(
+      'use med_0mdx3k2a1b2c3d4e5f6g7h8i9j as the clip in prj_0mdx3k2a1b2c3d4e5f6g7h8i9j, then render',
+    ).calls;
+    expect(given.map((c) => c.action)).toEqual(['validate', 'put_composition', 'render', 'result']);
+  });
+
+  it('then-clauses chain, the later step taking what the earlier one produces', () => {
+    const plan = planCalls('Find "55 Wall St NY" first, then get me the valuation of it').calls;
+    expect(plan.map(id)).toEqual(['propdata/autocomplete', 'propdata/avm']);
+    expect(plan[1]?.inputs_from).toEqual({ id: { step: 1, output: 'results.0.id' } });
+  });
+
+  it('asking how started work is going polls it (never starts it again); a poll without its id says so', () => {
+    const poll = planCalls('check the crawl I started earlier').calls;
+    expect(poll.map((c) => c.action)).toEqual(['crawl_status']);
+    expect(poll[0]?.missing?.map((m) => m.field)).toEqual(['id']);
+    expect(
+      planCalls('Crawl https://docs.example.org and give me the markdown of all its pages').calls.map(
+        (c) => c.action,
+      ),
+    ).toEqual(['crawl', 'crawl_status']);
+  });
+});
+
+describe('[consult:second-reading] a goal that reads two ways', () => {
+  it('gives both plans, the likelier first, and says so', () => {
+    const plan = planCalls('upload song.mp3');
+    expect(id(plan.calls[0])).toBe('files/upload');
+    expect(plan.other_plans?.[0]?.calls.map(id)).toEqual(['mediastage/upload']);
+    expect(plan.other_plans?.[0]?.why).toMatch(/Another reading/);
+    expect(plan.calls[0]?.why).toMatch(/other_plans/);
+    // One reading only: nothing else offered as a reading.
+    expect(planCalls('stage cat.jpg as input for an image generation model').other_plans).toBeUndefined();
   });
 });
 

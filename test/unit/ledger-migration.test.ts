@@ -161,10 +161,10 @@ describe('ledger schema upgrade: refund reversals', () => {
     try {
       await migratePg(
         pool,
-        MIGRATIONS.filter((m) => m.version !== 3),
+        MIGRATIONS.filter((m) => m.version !== 4),
       );
       await pool.query(OLD_ROWS);
-      expect((await migratePg(pool)).applied.map((m) => m.version)).toEqual([3]);
+      expect((await migratePg(pool)).applied.map((m) => m.version)).toEqual([4]);
       await expect(
         pool.query(
           "INSERT INTO movements (id, account_id, kind, amount_micros, status, created_at) VALUES ('mv_x', 'acct_old', 'nonsense', 1, 'succeeded', 1)",

@@ -10,6 +10,14 @@ import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
+/** Pending holds per account: SQLite keeps every hold with its status; PostgreSQL only the pending ones. */
+const PENDING_HOLDS = {
+  sqlite:
+    "SELECT account_id, CAST(sum(amount_micros) AS bigint) AS s FROM holds WHERE status = 'pending' GROUP BY account_id",
+  postgres:
+    'SELECT account_id, CAST(sum(amount_micros) AS bigint) AS s FROM pending_holds GROUP BY account_id',
+} as const;
+
 const HOUR = 3_600_000;
 
 // One behaviour, two backends: every test below runs on SQLite and on PostgreSQL.
@@ -65,9 +73,7 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
     const sums = await sql<{ account_id: string; s: number }>(
       'SELECT account_id, CAST(sum(amount_micros) AS bigint) AS s FROM entries GROUP BY account_id',
     );
-    const held = await sql<{ account_id: string; s: number }>(
-      "SELECT account_id, CAST(sum(amount_micros) AS bigint) AS s FROM holds WHERE status = 'pending' GROUP BY account_id",
-    );
+    const held = await sql<{ account_id: string; s: number }>(PENDING_HOLDS[state.db.kind]);
     const of = (rows: Array<{ account_id: string; s: number }>, id: string) =>
       rows.find((r) => r.account_id === id)?.s ?? 0;
     // Balances as the ledger reports them (on PostgreSQL a system account's balance is spread over shards).

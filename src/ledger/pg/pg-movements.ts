@@ -293,11 +293,11 @@ export class PgMovements {
         "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",
         [t, accountId, amount, callId, reason, now, -amount],
       );
-      await c.query('UPDATE accounts SET balance_micros = balance_micros + $1 WHERE id = $2', [
-        amount,
-        accountId,
-      ]);
-      await c.query('SELECT tg_add_system($1, $2)', ['sys_revenue', -amount]);
+      // Revenue gives back what this account paid it (its part of sys_revenue: accounts.revenue_micros).
+      await c.query(
+        'UPDATE accounts SET balance_micros = balance_micros + $1, revenue_micros = revenue_micros - $1 WHERE id = $2',
+        [amount, accountId],
+      );
       return { refundedMicros: amount, callId };
     });
   }

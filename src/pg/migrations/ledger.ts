@@ -1,4 +1,5 @@
 import type { PgMigration } from './index.js';
+import { LEDGER_V3_LEAN } from './ledger-lean.js';
 
 // The PostgreSQL ledger mirrors the SQLite schema (src/ledger/sqlite/schema.ts) row for row: BIGINT micros,
 // BIGINT ms times, JSON as text (a stored response replays byte for byte; jsonb would reorder its keys). Ids are
@@ -389,9 +390,10 @@ END $$;
 export const LEDGER_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'ledger tables', sql: V1_TABLES },
   { version: 2, name: 'ledger functions: begin, capture, release', sql: V2_FUNCTIONS },
+  LEDGER_V3_LEAN,
   // A refund that Stripe later reports failed or cancelled gives its debit back (src/ledger/card-money.ts).
   {
-    version: 3,
+    version: 4,
     name: 'movement kind refund_reversal',
     sql: `
 ALTER TABLE movements DROP CONSTRAINT movements_kind_check;
