@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Authenticator } from '../../auth/authenticator.js';
 import { databaseUnavailable, isDatabaseUnavailable } from '../errors.js';
 
 // Whether the gateway's database answers. A failure that means it does not (src/errors.ts isDatabaseUnavailable)
@@ -89,4 +90,9 @@ export class DatabaseHealth {
       await fn().catch((err: unknown) => this.log.error({ err }, 'recovery after the outage failed'));
     }
   }
+}
+
+/** An authenticator whose database failures (an API-key look-up) count toward the outage. */
+export function watchedAuth(auth: Authenticator, health: DatabaseHealth): Authenticator {
+  return { fromAuthorization: (header) => health.watch(auth.fromAuthorization(header)) };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
+import { isDatabaseUnavailable } from '../errors.js';
 import type {
   ExternalRequest,
   ExternalResult,
@@ -11,7 +12,6 @@ import type {
   SettlementResult,
   SettlementStart,
 } from '../ledger/types.js';
-import { isDatabaseUnavailable } from '../errors.js';
 import { LedgerStateError } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
@@ -238,7 +238,11 @@ export class Lifecycle {
   async resolveUnresolved(): Promise<void> {
     for (const callId of [...this.unresolved]) {
       try {
-        await this.deps.ledger.void(callId, { errorCode: 'database_unavailable', provider: null, durationMs: 0 });
+        await this.deps.ledger.void(callId, {
+          errorCode: 'database_unavailable',
+          provider: null,
+          durationMs: 0,
+        });
         this.deps.log.info({ txn: callId }, 'hold voided after the database outage');
       } catch (err) {
         if (isDatabaseUnavailable(err)) return; // still away: the next recovery goes on

@@ -346,6 +346,15 @@ export class PgLedger implements Ledger {
     return done;
   }
 
+  refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }> {
+    return this.mv.refundCall(callId, reason, this.clock.now());
+  }
+
+  /** The server answers (the database-outage probe). */
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   refundJob(
     accountId: string,
     handle: string,
