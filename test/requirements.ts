@@ -32,6 +32,8 @@ export const REQUIREMENTS = {
     'A capture or void that could not be written while the database was away is resolved, idempotently, to what the caller was told, as soon as it answers again.',
   'db:ids-vouched':
     'Every transaction id a caller receives exists in the ledger with the status and amount it was told (a result the ledger could not record goes out uncharged, without an id or receipt).',
+  'storage:unavailable-503':
+    'The object store going away gives a retryable 503, uncharged, for file actions (no link into a store known to fail), /readyz unready, and nothing else breaks; links are issued again once it answers.',
   'billing:one-durable-commit':
     "A paid call is one durable commit (SQLite: the hold is an in-process reservation, the capture is fsync'd before it is acknowledged, off the event loop); an acknowledged charge survives kill -9.",
   // scale-out (docs/operator.md "Scale out"; docs/decisions.md "PostgreSQL, replicas and all cores")
