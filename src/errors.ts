@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   upstream_unavailable: { status: 503, retryable: true },
   upstream_busy: { status: 503, retryable: true },
   shutting_down: { status: 503, retryable: true },
+  /** The gateway's database does not answer (or cannot take writes): nothing was charged, retry shortly. */
+  database_unavailable: { status: 503, retryable: true },
   /** An x402 settlement whose outcome is not known yet: retry with the same payment, never a new one. */
   payment_settlement_unknown: { status: 503, retryable: true },
   upstream_timeout: { status: 504, retryable: true },
@@ -75,12 +77,76 @@ export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }
 
-/** Anything thrown that is not ours becomes an opaque internal error; the original goes to the log only. */
+/**
+ * Anything thrown that is not ours becomes an opaque internal error (the original goes to the log only) — except a
+ * database that does not answer, which is a retryable 503 (isDatabaseUnavailable).
+ */
 export function toGatewayError(e: unknown): GatewayError {
   if (e instanceof GatewayError) return e;
+  if (isDatabaseUnavailable(e)) return databaseUnavailable(e);
   return new GatewayError('internal', 'The gateway hit an internal error; nothing was charged.', {
     cause: e,
   });
+}
+
+/** Seconds a caller is asked to wait while the database does not answer. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+export function databaseUnavailable(cause?: unknown): GatewayError {
+  return new GatewayError(
+    'database_unavailable',
+    "The gateway's database is not answering; nothing was charged. Retry shortly.",
+    { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS, cause },
+  );
+}
+
+// ---- which failures mean "the database is not answering" ---------------------------------------------------
+// Failures of the database rather than bugs: a server going, gone, starting, full or read-only, a socket that
+// cannot reach it, a SQLite file that cannot be written. Classified by code, never by message, except for the few
+// errors node-postgres raises without one. (Here, not in src/lib: this module imports nothing.)
+
+/** PostgreSQL SQLSTATEs: admin/crash shutdown, cannot connect now, disk full, out of memory, too many
+ * connections, I/O error, read-only (a standby); class 08 (connection exceptions) is matched by prefix. */
+const PG_STATES = new Set(['57P01', '57P02', '57P03', '53100', '53200', '53300', '58030', '25006']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** node-postgres's own errors without a code: the connection died or could not be had in time. */
+const PG_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+/** better-sqlite3 result codes of a disk that is full, read-only or failing, or a writer holding the lock. */
+const SQLITE_PREFIXES = ['SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_BUSY', 'SQLITE_CANTOPEN'];
+/** The code of the error the SQLite ledger raises once it stopped itself (its journal could not be synced). */
+export const LEDGER_STOPPED = 'TOLLGATE_LEDGER_STOPPED';
+
+export function isDatabaseUnavailable(e: unknown): boolean {
+  let err = e;
+  for (let depth = 0; err && typeof err === 'object' && depth < 4; depth++) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (PG_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || SOCKET_CODES.has(code)) return true;
+      if (code === LEDGER_STOPPED || SQLITE_PREFIXES.some((p) => code.startsWith(p))) return true;
+    }
+    // Node 20's happy-eyeballs connect fails with an AggregateError of the per-address errors.
+    const inner = (err as { errors?: unknown }).errors;
+    if (Array.isArray(inner) && inner.some((x) => isDatabaseUnavailable(x))) return true;
+    const message = (err as { message?: unknown }).message;
+    if (code === undefined && typeof message === 'string' && PG_MESSAGES.some((m) => message.includes(m)))
+      return true;
+    err = (err as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 // ---- constructors for the common cases, so messages stay consistent across doors -------------------------

@@ -34,12 +34,14 @@ import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheu
 import { startTracing } from './ops/start-tracing.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
+import { DatabaseHealth, watchedAuth } from './run/db-health.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
 import { openRateLimiter } from './run/rate-limit.js';
 import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
+import { startSweeper } from './run/sweeper.js';
 import type { X402Deps } from './run/x402/call.js';
 import { createX402Payments } from './run/x402/index.js';
 import { openFileMetaStore } from './storage/file-meta.js';
@@ -136,8 +138,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     onCheckpointError: (message) => log.error({ message }, 'ledger checkpoint failed'),
     commits: prom?.commits,
   });
+  // An outage of the database refuses calls with 503 until the ledger answers again (src/run/db-health.ts).
+  const health = new DatabaseHealth(() => ledger.ping(), log);
   const payments = config.billing.stripe;
   const money = new Lifecycle({
+    health,
     ledger,
     clock,
     log,
@@ -147,9 +152,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     telemetry,
   });
 
-  // SQLite: one process owns this data dir (the lock above), so any hold still pending was left by a process
-  // that died between hold and capture: release it now rather than after its TTL. PostgreSQL: only the holds of
-  // replicas whose lease has expired (live replicas' holds are theirs).
+  // Holds a dead process left (an older SQLite version's rows; PostgreSQL: this replica's previous run and replicas
+  // whose lease expired, never a live replica's) are released now rather than after their TTL.
   if (!opts.skipRecovery) {
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
@@ -250,8 +254,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     rateLimiter: openRateLimiter(state, config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
     receipts,
     telemetry,
+    health,
   };
-  const auth = createAuthenticator(ledger);
+  const auth = watchedAuth(createAuthenticator(ledger), health);
   let accountSignIn: OtherSignIn | undefined;
   // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
   // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
@@ -282,7 +287,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       publicUrl: () => config.publicUrl,
     }));
   billing?.scheduler.start();
-  const mcpAuth = createAuthenticator(ledger, [oauth.verifier]);
+  const mcpAuth = watchedAuth(createAuthenticator(ledger, [oauth.verifier]), health);
 
   // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
   // through the authorization server's one callback, hence the late binding).
@@ -340,6 +345,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         inflight,
         rateLimiter: run.rateLimiter,
         telemetry,
+        health,
         router: llm.router,
         receipts,
         x402: x402 && { x402, ledger, publicUrl: () => services.publicUrl },
@@ -398,24 +404,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       uptime_s: Math.round((Date.now() - started) / 1000),
       inflight: inflight.size,
     }),
-    ready: gatewayReadiness(state, fileStorage, () => !inflight.accepting, log),
+    ready: gatewayReadiness(state, fileStorage, () => !inflight.accepting, health, log),
+    onError: (err) => health.report(err),
   });
 
-  const sweeper = setInterval(() => {
-    money
-      .sweep(clock.now())
-      .then((r) => {
-        if (r.expiredHolds > 0) log.warn(r, 'sweeper voided expired holds');
-        if ((r.orphanedHolds ?? 0) > 0)
-          log.warn(r, 'sweeper voided the holds of a replica whose lease expired');
-      })
-      .catch((err) => log.error({ err }, 'sweep failed'));
-    x402?.payments.purge(clock.now()).catch((err) => log.error({ err }, 'x402 purge failed'));
-    // PostgreSQL: payments a dead replica left mid-call (its lease expired) are recovered by the survivors.
-    if (state.kind === 'postgres')
-      x402?.payments.recover().catch((err) => log.error({ err }, 'x402 recovery'));
-  }, config.sweepIntervalMs);
-  sweeper.unref();
+  const sweeper = startSweeper({
+    ...{ money, x402, clock, log, health },
+    replicas: state.kind === 'postgres',
+    intervalMs: config.sweepIntervalMs,
+  });
 
   let server: Server | undefined;
   let admin: { server: Server; url: string } | undefined;
@@ -483,14 +480,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       oauth.close();
       await clientMetadata.close();
       await billing?.close();
-      clearInterval(sweeper);
+      sweeper.stop();
+      health.close();
       await ledger.close();
-      await webStack.close();
-      await web.close();
-      await Promise.all([propertyDispatcher.close(), mediaDispatcher.close(), download.close()]);
-      await fileStorage.close();
-      await llm?.close();
-      await x402?.facilitator.close();
+      // Outbound clients and storage, independent of each other.
+      await Promise.all([
+        ...[webStack, web, propertyDispatcher, mediaDispatcher, download, fileStorage].map((c) => c.close()),
+        llm?.close(),
+        x402?.facilitator.close(),
+      ]);
       await otel?.shutdown();
       await opened.close();
       log.flush();

@@ -24,6 +24,16 @@ export const REQUIREMENTS = {
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
   'auth:key-cache':
     'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
+  'db:unavailable-503':
+    'A database that does not answer (PostgreSQL down or restarting, a SQLite disk full or read-only) is a retryable 503 with Retry-After that says nothing was charged, on every door; never a 500.',
+  'db:outage-once':
+    'An outage is logged once with its cause (not per request); calls are refused at admission and /readyz is unready until the database answers again.',
+  'db:holds-resolved':
+    'A capture or void that could not be written while the database was away is resolved, idempotently, to what the caller was told, as soon as it answers again.',
+  'db:ids-vouched':
+    'Every transaction id a caller receives exists in the ledger with the status and amount it was told (a result the ledger could not record goes out uncharged, without an id or receipt).',
+  'storage:unavailable-503':
+    'The object store going away gives a retryable 503, uncharged, for file actions (no link into a store known to fail), /readyz unready, and nothing else breaks; links are issued again once it answers.',
   'billing:one-durable-commit':
     "A paid call is one durable commit (SQLite: the hold is an in-process reservation, the capture is fsync'd before it is acknowledged, off the event loop); an acknowledged charge survives kill -9.",
   // scale-out (docs/operator.md "Scale out"; docs/decisions.md "PostgreSQL, replicas and all cores")

@@ -52,14 +52,21 @@ export async function openState(
   };
 }
 
-/** GET /readyz of a gateway: its state database answers a query, its file storage answers, it is not draining. */
+/**
+ * GET /readyz of a gateway: its state database answers a query and no outage is in progress (a SQLite disk that
+ * is full answers reads but refuses writes: the outage's probe decides), its file storage answers, it is not
+ * draining.
+ */
 export function gatewayReadiness(
   state: StateDb,
   storage: { ready(): Promise<void> },
   draining: () => boolean,
+  health: { readonly down: boolean },
   log: Logger,
 ) {
-  return readinessRoute({ database: () => pingState(state), storage: () => storage.ready(), draining }, log);
+  const database = () =>
+    health.down ? Promise.reject(new Error('database outage in progress')) : pingState(state);
+  return readinessRoute({ database, storage: () => storage.ready(), draining }, log);
 }
 
 /** Resolves when the state database answers a query (GET /readyz). */

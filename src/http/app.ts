@@ -1,6 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { bodyError } from './json-body.js';
 import { requestContext } from './request-context.js';
 import { MALFORMED_PATH, sendError } from './respond.js';
@@ -15,6 +15,8 @@ export interface AppOptions {
   health: () => Record<string, unknown>;
   /** GET /readyz (src/http/readiness.ts); absent, readiness is liveness. */
   ready?: ((req: Request, res: Response) => Promise<void>) | undefined;
+  /** Told of every error a route did not handle (the gateway's database health counts outages). */
+  onError?: ((err: unknown) => void) | undefined;
 }
 
 /**
@@ -58,8 +60,12 @@ export function createApp(opts: AppOptions): Express {
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if ((err as { type?: string }).type) return sendError(res, bodyError(err, opts.maxBodyBytes));
-    req.log.error({ err }, 'unhandled error');
-    if (!res.headersSent) sendError(res, new GatewayError('internal', 'The gateway hit an internal error.'));
+    // A database that does not answer is a retryable 503 (logged once per outage by the gateway's health);
+    // anything else is a bug.
+    const e = toGatewayError(err);
+    opts.onError?.(err);
+    if (e.code === 'internal') req.log.error({ err }, 'unhandled error');
+    if (!res.headersSent) sendError(res, e);
   });
   return app;
 }

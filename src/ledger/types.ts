@@ -325,6 +325,11 @@ export interface LedgerMoney {
     handle: string,
     reason: string,
   ): Promise<{ refundedMicros: number; callId?: string }>;
+  /**
+   * Gives a call back what it was charged and not yet refunded, once: a compensating transfer back from revenue,
+   * and the call's status becomes `refunded`. Returns what was refunded (0 if nothing was due).
+   */
+  refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }>;
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   sweep(now: number): Promise<SweepResult>;
   /**
@@ -353,6 +358,11 @@ export interface LedgerMoney {
 }
 
 export interface Ledger extends LedgerReads, LedgerAdmin, LedgerMoney {
+  /**
+   * Resolves when the ledger can take a durable write again (SQLite: a no-op write made durable; PostgreSQL: the
+   * server answers). The database-outage probe (src/run/db-health.ts).
+   */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

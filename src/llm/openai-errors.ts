@@ -42,6 +42,7 @@ const OPENAI_TYPES = {
   upstream_unavailable: 'server_error',
   upstream_busy: 'server_error',
   shutting_down: 'server_error',
+  database_unavailable: 'server_error',
   payment_settlement_unknown: 'server_error',
   upstream_timeout: 'timeout_error',
 } as const satisfies Record<ErrorCode, OpenAiErrorType>;

@@ -176,7 +176,10 @@ async function capture(
     tokens.completion,
     cost.micros,
   );
-  const micros = await call.hold.capture(amount, { provider: served, meta: { ...meta, ...x402 } });
+  const captured = await call.hold.capture(amount, { provider: served, meta: { ...meta, ...x402 } });
+  // Not recorded (the database did not answer): uncharged, and no receipt the ledger could not vouch for.
+  if (captured === undefined) return { micros: 0, paymentResponse };
+  const micros = captured;
   const receipt = signReceipt(call.deps, {
     transactionId: call.hold.callId,
     action: LLM_ACTION,

@@ -2,6 +2,7 @@ import type { Principal } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkSignals } from '../lib/abort.js';
 import type { Telemetry } from '../ops/telemetry.js';
+import type { DatabaseHealth } from './db-health.js';
 import type { Inflight } from './inflight.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -15,10 +16,13 @@ export interface ScopeDeps {
   rateLimiter?: RateLimiter | undefined;
   /** Metrics and traces (src/ops/telemetry.ts); absent when neither is configured. */
   telemetry?: Telemetry | undefined;
+  /** Whether the database answers: while it does not, calls are refused before any work starts. */
+  health?: DatabaseHealth | undefined;
 }
 
 /** Refuses a call before anything is reserved: over its account's rate, or while the gateway shuts down. */
 export async function admit(deps: ScopeDeps, principal: Principal): Promise<void> {
+  deps.health?.admit();
   if (principal.kind !== 'anonymous') await deps.rateLimiter?.take(principal.accountId);
   if (!deps.inflight.accepting) {
     throw new GatewayError(

@@ -297,6 +297,15 @@ async function runPaid(
     });
   let receipt = receiptOf(priceMicros);
   const charged = await capturing;
+  if (charged === undefined) {
+    // Not recorded (the database did not answer, or the hold was resolved elsewhere): the result goes out
+    // uncharged, and without a transaction id or receipt, which the ledger could not vouch for.
+    await refundIfJobFailed(deps, action, input, data, principal);
+    return withWarnings(
+      { ok: true, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined, replayed: false },
+      warnings,
+    );
+  }
   if (charged !== priceMicros) receipt = receiptOf(charged);
   await refundIfJobFailed(deps, action, input, data, principal);
   return withWarnings(

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
+import { isDatabaseUnavailable } from '../errors.js';
 import type {
   ExternalRequest,
   ExternalResult,
@@ -11,9 +12,11 @@ import type {
   SettlementResult,
   SettlementStart,
 } from '../ledger/types.js';
+import { LedgerStateError } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
+import type { DatabaseHealth } from './db-health.js';
 import { holdRefusal } from './refusals.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
@@ -53,6 +56,11 @@ export interface LifecycleDeps {
   accountUrl?: (() => string) | undefined;
   /** Metrics and trace steps of every money movement (src/ops/telemetry.ts); none when absent. */
   telemetry?: Telemetry | undefined;
+  /**
+   * Whether the database answers (./db-health.ts): a ledger write that fails because it does not starts an
+   * outage, and the holds left unresolved meanwhile are resolved when it answers again.
+   */
+  health?: DatabaseHealth | undefined;
 }
 
 /** The holds of this process not resolved yet (call id → when taken), oldest first: the pending-holds gauges. */
@@ -113,7 +121,12 @@ export class Hold {
     readonly callId: string,
     readonly accountId: string,
     readonly holdMicros: number,
-    private readonly labels: { action: string; payment: PaymentLabel; pending?: PendingHolds } = {
+    private readonly labels: {
+      action: string;
+      payment: PaymentLabel;
+      pending?: PendingHolds;
+      unresolved?: Set<string>;
+    } = {
       action: 'unknown',
       payment: 'api_key',
     },
@@ -127,10 +140,12 @@ export class Hold {
   }
 
   /**
-   * Posts `amountMicros` (≤ the hold) and releases the rest. Returns what was charged: 0 when the hold had been
-   * resolved elsewhere (expired and swept while the work ran), in which case the result goes out uncharged.
+   * Posts `amountMicros` (≤ the hold) and releases the rest. Returns what was charged, or undefined when the
+   * capture could not be recorded (the hold was resolved elsewhere — expired and swept while the work ran — or
+   * the database did not answer): the result then goes out uncharged and without a transaction id or receipt,
+   * since the ledger cannot vouch for them, and a hold the database still has is voided when it answers again.
    */
-  async capture(amountMicros: number, rec: CaptureRecord): Promise<number> {
+  async capture(amountMicros: number, rec: CaptureRecord): Promise<number | undefined> {
     this.resolve();
     const amount = Math.min(amountMicros, this.holdMicros);
     if (amountMicros > this.holdMicros) {
@@ -155,8 +170,8 @@ export class Hold {
       return r.chargedMicros;
     } catch (err) {
       tel?.metrics.captureFailed();
-      this.deps.log.error({ err, txn: this.callId }, 'capture failed; the result was delivered uncharged');
-      return 0;
+      this.unresolved(err, 'capture');
+      return undefined;
     }
   }
 
@@ -171,8 +186,31 @@ export class Hold {
         durationMs: this.elapsedMs(),
         meta: rec.meta,
       }),
-    ).catch((err) =>
-      this.deps.log.error({ err, txn: this.callId }, 'void failed; the sweeper will release the hold'),
+    ).catch((err) => this.unresolved(err, 'void'));
+  }
+
+  /**
+   * A capture or void that could not be written. If the database did not answer, the hold (on PostgreSQL still
+   * in the database) is voided as soon as it answers again, by this process — the caller was told nothing was
+   * charged; a dead process's holds are the lease sweep's. Otherwise (the hold was resolved elsewhere) it is
+   * logged.
+   */
+  private unresolved(err: unknown, what: 'capture' | 'void'): void {
+    const health = this.deps.health;
+    health?.report(err);
+    if (health && isDatabaseUnavailable(err)) {
+      this.deps.log.warn(
+        { txn: this.callId, err },
+        `${what} not written (the database does not answer): told uncharged; voided when it answers again`,
+      );
+      this.labels.unresolved?.add(this.callId);
+      return;
+    }
+    this.deps.log.error(
+      { err, txn: this.callId },
+      what === 'capture'
+        ? 'capture failed; the result was delivered uncharged, without a transaction id'
+        : 'void failed; the sweeper will release the hold',
     );
   }
 
@@ -185,8 +223,37 @@ export class Hold {
 
 export class Lifecycle {
   private readonly pending: PendingHolds = new Map();
+  /** Calls whose capture or void could not be written while the database did not answer: voided on its return. */
+  private readonly unresolved = new Set<string>();
 
-  constructor(private readonly deps: LifecycleDeps) {}
+  constructor(private readonly deps: LifecycleDeps) {
+    deps.health?.onRecovered(() => this.resolveUnresolved());
+  }
+
+  /**
+   * Voids the holds of calls whose outcome could not be written while the database was away, to the outcome their
+   * callers were told: nothing charged. Idempotent: a hold already voided, expired or never recorded (lost with
+   * the database) needs nothing. A capture that did commit although its answer was lost is refunded.
+   */
+  async resolveUnresolved(): Promise<void> {
+    for (const callId of [...this.unresolved]) {
+      try {
+        await this.deps.ledger.void(callId, {
+          errorCode: 'database_unavailable',
+          provider: null,
+          durationMs: 0,
+        });
+        this.deps.log.info({ txn: callId }, 'hold voided after the database outage');
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) return; // still away: the next recovery goes on
+        if (err instanceof LedgerStateError && /already posted/.test(err.message)) {
+          await this.deps.ledger.refundCall(callId, 'database_unavailable');
+          this.deps.log.warn({ txn: callId }, 'a capture the caller was told had failed was refunded');
+        }
+      }
+      this.unresolved.delete(callId);
+    }
+  }
 
   /** Holds taken by this process and not yet resolved, and the age of the oldest (the /metrics gauges). */
   pendingHolds(): { count: number; oldestMs: number } {
@@ -226,7 +293,12 @@ export class Lifecycle {
       }),
     );
     if (begun.kind === 'started') {
-      const labels = { action: spec.action, payment: principal.kind, pending: this.pending };
+      const labels = {
+        action: spec.action,
+        payment: principal.kind,
+        pending: this.pending,
+        unresolved: this.unresolved,
+      };
       return {
         kind: 'held',
         hold: new Hold(this.deps, begun.callId, principal.accountId, holdMicros, labels),

@@ -42,9 +42,13 @@ const FILE_ID = /^file_[0-9a-z]{25}$/;
 /** Multipart parts for bodies of unknown length: at most QUEUE × PART bytes are buffered at once. */
 const PART_BYTES = 5 * 1024 * 1024;
 const PART_QUEUE = 2;
+/** While the bucket fails, how often it is asked again (a HEAD of the readiness probe). */
+const PROBE_MS = 1_000;
 
 export class S3ObjectStore implements ObjectStore, LinkIssuer {
   private readonly client: S3Client;
+  /** Set while the bucket fails (since its last failure, until a probe answers): no link is issued. */
+  private probing: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly at: S3Location,
@@ -171,7 +175,15 @@ export class S3ObjectStore implements ObjectStore, LinkIssuer {
    * the file's declared type and our Content-Disposition whatever the PUT said; without a declared type, the
    * type the PUT sent (as the local store keeps it).
    */
-  sign(file: StoredFile, method: 'GET' | 'PUT', signedAtMs: number, expiresInSec: number): Promise<string> {
+  async sign(
+    file: StoredFile,
+    method: 'GET' | 'PUT',
+    signedAtMs: number,
+    expiresInSec: number,
+  ): Promise<string> {
+    // A link into a store known not to answer would be paid for and then fail: refused (503, uncharged).
+    // Believed up, a link costs no round trip.
+    if (this.probing) throw unavailable();
     const Bucket = this.at.bucket;
     const Key = this.key(file.file_id);
     const cmd =
@@ -187,22 +199,43 @@ export class S3ObjectStore implements ObjectStore, LinkIssuer {
   }
 
   close(): Promise<void> {
+    if (this.probing) clearInterval(this.probing);
     this.client.destroy();
     return Promise.resolve();
   }
 
-  /** The bucket failing is ours to fix (credentials, bucket, endpoint) or transient: 503, logged loudly. */
+  /**
+   * The bucket failing is ours to fix (credentials, bucket, endpoint) or transient: 503, logged loudly, and no
+   * link is issued until a probe finds it answering again.
+   */
   private failed(e: unknown, op: string, key: string): GatewayError {
     this.log.error(
       { err: e, op, key, bucket: this.at.bucket, status: statusOf(e) },
       'object storage request failed',
     );
-    return new GatewayError(
-      'upstream_unavailable',
-      'The file storage is unavailable right now; nothing was charged. Try again shortly.',
-      { cause: e },
-    );
+    if (!this.probing) {
+      this.probing = setInterval(() => {
+        this.ready().then(
+          () => {
+            clearInterval(this.probing);
+            this.probing = undefined;
+            this.log.warn({ bucket: this.at.bucket }, 'object storage answers again');
+          },
+          () => undefined,
+        );
+      }, PROBE_MS);
+      this.probing.unref();
+    }
+    return unavailable(e);
   }
+}
+
+function unavailable(cause?: unknown): GatewayError {
+  return new GatewayError(
+    'upstream_unavailable',
+    'The file storage is unavailable right now; nothing was charged. Try again shortly.',
+    { cause },
+  );
 }
 
 function statusOf(e: unknown): number | undefined {

@@ -1,9 +1,9 @@
 // An S3-compatible server for tests (@20minutes/s3rver: the S3 REST API with SigV4 verification, objects on
 // disk), run in its own process so that the gateway's memory can be measured apart from it. Started by
-// test/helpers/s3.ts: argv = [directory, bucket]; prints {"port"} once listening; exits when stdin closes.
+// test/helpers/s3.ts: argv = [directory, bucket, port?]; prints {"port"} once listening; exits when stdin closes.
 import S3rver from '@20minutes/s3rver';
 
-const [directory, bucket] = process.argv.slice(2);
+const [directory, bucket, port] = process.argv.slice(2);
 
 // SigV4 percent-encodes every character but A-Z a-z 0-9 - _ . ~ in the canonical query; s3rver builds it with
 // encodeURIComponent, which leaves !'()* bare, so a presigned URL whose query holds one (an RFC 5987
@@ -14,7 +14,7 @@ globalThis.encodeURIComponent = (value) =>
 
 const server = new S3rver({
   address: '127.0.0.1',
-  port: 0,
+  port: Number(port ?? 0),
   silent: true,
   directory,
   configureBuckets: [{ name: bucket }],
@@ -34,7 +34,7 @@ server.middleware.unshift(async (ctx, next) => {
   await next();
 });
 
-const { port } = await server.run();
-process.stdout.write(`${JSON.stringify({ port })}\n`);
+const { port: bound } = await server.run();
+process.stdout.write(`${JSON.stringify({ port: bound })}\n`);
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();

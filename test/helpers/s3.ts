@@ -27,19 +27,20 @@ export interface S3Server {
   close(): Promise<void>;
 }
 
-export async function startS3Server(bucket = 'tollgate-test'): Promise<S3Server> {
+/** `port`: listen there (a store restarted where its gateways expect it); default any free one. */
+export async function startS3Server(bucket = 'tollgate-test', port?: number): Promise<S3Server> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-s3-'));
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(import.meta.dirname, 's3-server.mjs'), dir, bucket],
+    [join(import.meta.dirname, 's3-server.mjs'), dir, bucket, ...(port === undefined ? [] : [String(port)])],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  const port = await new Promise<number>((resolve, reject) => {
+  const bound = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`the S3 server exited (${code}) before listening`)));
   });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://127.0.0.1:${bound}`;
   const client = new S3Client({
     endpoint,
     region: 'us-east-1',

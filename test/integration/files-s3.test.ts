@@ -109,7 +109,7 @@ describe('files on an S3 bucket that fails', () => {
     await site.close();
   });
 
-  it('[files:s3-unavailable] a missing bucket is a 503, uncharged; issuing links needs no round trip', async () => {
+  it('[files:s3-unavailable] a missing bucket is a 503, uncharged; once it failed, no link is issued either', async () => {
     const env = storage.env();
     const t = await startGateway({
       env: {
@@ -124,15 +124,14 @@ describe('files on an S3 bucket that fails', () => {
       expect(r.body.error.code).toBe('upstream_unavailable');
       expect(r.body.charged_cents).toBe(0);
       expect(r.text).not.toContain('NoSuchBucket');
-      // files/upload only signs: it works (and its PUT would fail at the bucket, not here).
+      // files/upload only signs, without a round trip; but a bucket known to fail gets no paid link.
       const up = await t.post('/api/run/files/upload', { filename: 'd.bin', size_bytes: 4 }, { key });
-      expect(up.status).toBe(200);
-      // A failing HEAD leaves the file pending instead of failing the listing.
+      expect(up.status).toBe(503);
+      expect(up.body.charged_cents).toBe(0);
       const listed = await t.post('/api/run/files/list', {}, { key });
       expect(listed.status).toBe(200);
-      expect(listed.body.data.files[0]).toMatchObject({ status: 'pending' });
       const tx = await t.post('/api/run/platform/balance', {}, { key });
-      expect(tx.body.data.balance_micros).toBe(1_000_000 - 10_000);
+      expect(tx.body.data.balance_micros).toBe(1_000_000);
     } finally {
       await t.close();
     }

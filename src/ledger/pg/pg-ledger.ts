@@ -30,6 +30,7 @@ import {
   type VoidRequest,
 } from '../types.js';
 import { utcDay } from '../utc-day.js';
+import { PgCallReads } from './pg-call-reads.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
@@ -59,18 +60,9 @@ export interface PgLedgerOptions {
   durableHolds?: boolean;
 }
 
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
 /** Holds resolved per sweep round, and how many of them at once (each in its own short transaction). */
 const SWEEP_BATCH = 500;
 const SWEEP_PARALLEL = 4;
-
-interface CallDbRow extends Omit<CallRow, 'meta'> {
-  meta: string | null;
-}
-
-function toCallRow(r: CallDbRow): CallRow {
-  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
-}
 
 function assertMicros(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0)
@@ -80,9 +72,6 @@ function assertMicros(n: number, what: string): void {
 const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
 
 const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
-/** A CallRow's columns (the table also records the replica that took the call). */
-const CALL_COLUMNS =
-  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
 
 export class PgLedger implements Ledger {
   private readonly clock: Clock;
@@ -98,6 +87,7 @@ export class PgLedger implements Ledger {
    */
   private readonly fullHolds = new Set<string>();
   private readonly mv: PgMovements;
+  private readonly reads: PgCallReads;
 
   constructor(
     private readonly pool: PgPool,
@@ -110,6 +100,7 @@ export class PgLedger implements Ledger {
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
     this.mv = new PgMovements(pool);
+    this.reads = new PgCallReads((name, text, values) => this.rows(name, text, values));
   }
 
   private async rows<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
@@ -346,6 +337,15 @@ export class PgLedger implements Ledger {
     return done;
   }
 
+  refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }> {
+    return this.mv.refundCall(callId, reason, this.clock.now());
+  }
+
+  /** The server answers (the database-outage probe). */
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   refundJob(
     accountId: string,
     handle: string,
@@ -407,35 +407,16 @@ export class PgLedger implements Ledger {
 
   // ---- reads ---------------------------------------------------------------------------------------------
 
-  async getCall(id: string): Promise<CallRow | undefined> {
-    const [r] = await this.rows<CallDbRow>('tg_call', `SELECT ${CALL_COLUMNS} FROM calls WHERE id = $1`, [
-      id,
-    ]);
-    return r ? toCallRow(r) : undefined;
+  getCall(id: string): Promise<CallRow | undefined> {
+    return this.reads.call(id);
   }
 
-  async transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
-    const rows = await this.rows<CallDbRow>(
-      'tg_calls_of',
-      `SELECT ${CALL_COLUMNS} FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4`,
-      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit],
-    );
-    return rows.map(toCallRow);
+  transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
+    return this.reads.calls(accountId, limit, range);
   }
 
   usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
-    // The service is the action id up to its slash ('' without one, as in SQLite); the day is the UTC day the
-    // call started.
-    return this.rows(
-      'tg_usage',
-      `SELECT to_char(to_timestamp(created_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
-              CASE WHEN strpos(action, '/') > 0 THEN split_part(action, '/', 1) ELSE '' END AS service,
-              sum(charged_micros - refunded_micros)::bigint AS micros, count(*)::bigint AS calls
-         FROM calls
-        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND status IN ('succeeded', 'refunded')
-        GROUP BY 1, 2 ORDER BY 1, 2`,
-      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
-    );
+    return this.reads.usage(accountId, range);
   }
 
   movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {

@@ -280,26 +280,43 @@ export class PgMovements {
       );
       const callId = found.rows[0]?.call_id;
       if (callId === undefined) return { refundedMicros: 0 };
-      await this.lock(c, accountId);
-      const marked = await c.query<{ charged_micros: number }>(
-        `UPDATE calls SET status = 'refunded', refunded_micros = charged_micros, error_code = $1
-          WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros`,
-        [reason, callId],
-      );
-      const amount = marked.rows[0]?.charged_micros;
-      if (amount === undefined) return { refundedMicros: 0, callId };
-      const t = newId('tr', now);
-      await c.query(
-        "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",
-        [t, accountId, amount, callId, reason, now, -amount],
-      );
-      // Revenue gives back what this account paid it (its part of sys_revenue: accounts.revenue_micros).
-      await c.query(
-        'UPDATE accounts SET balance_micros = balance_micros + $1, revenue_micros = revenue_micros - $1 WHERE id = $2',
-        [amount, accountId],
-      );
-      return { refundedMicros: amount, callId };
+      return { refundedMicros: await this.give(c, accountId, callId, reason, now), callId };
     });
+  }
+
+  /** Refunds a call by its id (whatever started it), once. */
+  async refundCall(callId: string, reason: string, now: number): Promise<{ refundedMicros: number }> {
+    return this.tx(async (c) => {
+      const found = await c.query<{ account_id: string }>('SELECT account_id FROM calls WHERE id = $1', [
+        callId,
+      ]);
+      const accountId = found.rows[0]?.account_id;
+      if (accountId === undefined) return { refundedMicros: 0 };
+      return { refundedMicros: await this.give(c, accountId, callId, reason, now) };
+    });
+  }
+
+  /** The refund itself, under the account's lock: what the call was charged goes back, at most once. */
+  private async give(c: PgClient, accountId: string, callId: string, reason: string, now: number) {
+    await this.lock(c, accountId);
+    const marked = await c.query<{ charged_micros: number }>(
+      `UPDATE calls SET status = 'refunded', refunded_micros = charged_micros, error_code = $1
+        WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros`,
+      [reason, callId],
+    );
+    const amount = marked.rows[0]?.charged_micros;
+    if (amount === undefined) return 0;
+    const t = newId('tr', now);
+    await c.query(
+      "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",
+      [t, accountId, amount, callId, reason, now, -amount],
+    );
+    // Revenue gives back what this account paid it (its part of sys_revenue: accounts.revenue_micros).
+    await c.query(
+      'UPDATE accounts SET balance_micros = balance_micros + $1, revenue_micros = revenue_micros - $1 WHERE id = $2',
+      [amount, accountId],
+    );
+    return amount;
   }
 
   // ---- reads -------------------------------------------------------------------------------------------------

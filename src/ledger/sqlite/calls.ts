@@ -27,6 +27,12 @@ function json(v: unknown): string | null {
 
 export class SqliteCalls {
   readonly reserved = new Reservations();
+  /**
+   * Holds whose capture or failure record could not be written (a full or read-only disk): released, and
+   * recorded as failed once a void for them is asked again (the lifecycle does when the database answers), so
+   * the transaction id their caller may have seen exists.
+   */
+  private readonly lost = new Map<string, MemHold>();
 
   constructor(
     private readonly s: Statements,
@@ -180,12 +186,17 @@ export class SqliteCalls {
         return { chargedMicros: amount };
       },
       committed: () => this.reserved.release(h),
-      // Not posted (the database refused it): nothing moved, the hold is simply gone.
-      failed: () => this.reserved.release(h),
+      // Not posted (the database refused it): nothing moved; its failure is recorded when a void is asked again.
+      failed: () => {
+        this.reserved.release(h);
+        this.lost.set(h.callId, h);
+      },
     });
   }
 
   void(callId: string, req: VoidRequest, now: number): Promise<void> {
+    const lost = this.lost.get(callId);
+    if (lost) return this.record([lost], req.errorCode, now, req);
     const h = this.reserved.take(callId);
     if (!h) return Promise.reject(this.notPending(callId));
     this.reserved.release(h);
@@ -232,6 +243,12 @@ export class SqliteCalls {
   ): Promise<void> {
     return this.commits.write({
       durable: false,
+      committed: () => {
+        for (const h of holds) this.lost.delete(h.callId);
+      },
+      failed: () => {
+        for (const h of holds) this.lost.set(h.callId, h);
+      },
       run: () => {
         for (const h of holds) {
           this.s.insCall.run(

@@ -1,4 +1,5 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
+import { LEDGER_STOPPED } from '../../errors.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import type { CheckpointGate } from './checkpointer.js';
 
@@ -174,7 +175,10 @@ export class GroupCommit {
     sync(this.wal(), (err) => {
       this.syncing = false;
       if (err) {
-        this.broken = new Error(`the ledger could not sync its journal: ${err.message}`);
+        this.broken = Object.assign(new Error(`the ledger could not sync its journal: ${err.message}`), {
+          code: LEDGER_STOPPED,
+          cause: err,
+        });
         for (const w of waiters) w.q.reject(this.broken);
         const queued = this.queue;
         this.queue = [];

@@ -14,6 +14,7 @@ interface Row {
 export class SqliteRefunds {
   private readonly link;
   private readonly find;
+  private readonly call;
   private readonly entry;
   private readonly balance;
   private readonly mark;
@@ -24,6 +25,9 @@ export class SqliteRefunds {
       `SELECT c.id AS call_id, c.status, c.charged_micros
          FROM call_jobs j JOIN calls c ON c.id = j.call_id
         WHERE j.account_id = ? AND j.handle = ?`,
+    );
+    this.call = db.prepare<[string], Row & { account_id: string }>(
+      'SELECT id AS call_id, account_id, status, charged_micros FROM calls WHERE id = ?',
     );
     this.entry = db.prepare(
       "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, 'refund', ?, ?, ?)",
@@ -47,16 +51,24 @@ export class SqliteRefunds {
   ): { refundedMicros: number; callId?: string } {
     const row = this.find.get(accountId, handle);
     if (!row) return { refundedMicros: 0 };
-    if (row.status !== 'succeeded' || row.charged_micros === 0)
-      return { refundedMicros: 0, callId: row.call_id };
+    return { refundedMicros: this.give(accountId, row, reason, now), callId: row.call_id };
+  }
+
+  /** Refunds a call by its id (whatever started it), once. */
+  refundCall(callId: string, reason: string, now: number): { refundedMicros: number } {
+    const row = this.call.get(callId);
+    return { refundedMicros: row ? this.give(row.account_id, row, reason, now) : 0 };
+  }
+
+  private give(accountId: string, row: Row, reason: string, now: number): number {
+    if (row.status !== 'succeeded' || row.charged_micros === 0) return 0;
     const amount = row.charged_micros;
-    if (this.mark.run(amount, reason, row.call_id).changes !== 1)
-      return { refundedMicros: 0, callId: row.call_id };
+    if (this.mark.run(amount, reason, row.call_id).changes !== 1) return 0;
     const transfer = newId('tr', now);
     this.entry.run(transfer, accountId, amount, row.call_id, reason, now);
     this.entry.run(transfer, 'sys_revenue', -amount, row.call_id, reason, now);
     this.balance.run(amount, accountId);
     this.balance.run(-amount, 'sys_revenue');
-    return { refundedMicros: amount, callId: row.call_id };
+    return amount;
   }
 }

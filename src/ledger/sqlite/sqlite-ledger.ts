@@ -221,6 +221,11 @@ export class SqliteLedger implements Ledger {
     return this.write(() => this.refunds.refund(accountId, handle, reason, now));
   }
 
+  refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }> {
+    const now = this.clock.now();
+    return this.write(() => this.refunds.refundCall(callId, reason, now));
+  }
+
   void(callId: string, req: VoidRequest): Promise<void> {
     return this.calls.void(callId, req, this.clock.now());
   }
@@ -332,6 +337,12 @@ export class SqliteLedger implements Ledger {
   finishSettlement(movementId: string, outcome: SettlementOutcome): Promise<SettlementResult> {
     const now = this.clock.now();
     return this.write(() => this.movements_.finishSettlement(movementId, outcome, now));
+  }
+
+  ping(): Promise<void> {
+    return this.write(() => {
+      this.s.touch.run();
+    });
   }
 
   async close(): Promise<void> {

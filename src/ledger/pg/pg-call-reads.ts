@@ -1,0 +1,55 @@
+import type { CallRow, TimeRange, UsageRow } from '../types.js';
+
+// The transaction record as PostgreSQL reads it: one call, an account's calls newest first, spend per UTC day and
+// service. Named statements, prepared once per connection.
+
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
+
+interface CallDbRow extends Omit<CallRow, 'meta'> {
+  meta: string | null;
+}
+
+function toCallRow(r: CallDbRow): CallRow {
+  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
+}
+
+/** A CallRow's columns (the table also records the replica that took the call). */
+const CALL_COLUMNS =
+  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
+
+type Rows = <T>(name: string | undefined, text: string, values: unknown[]) => Promise<T[]>;
+
+export class PgCallReads {
+  constructor(private readonly rows: Rows) {}
+
+  async call(id: string): Promise<CallRow | undefined> {
+    const [r] = await this.rows<CallDbRow>('tg_call', `SELECT ${CALL_COLUMNS} FROM calls WHERE id = $1`, [
+      id,
+    ]);
+    return r ? toCallRow(r) : undefined;
+  }
+
+  async calls(accountId: string, limit: number, range: TimeRange): Promise<CallRow[]> {
+    const rows = await this.rows<CallDbRow>(
+      'tg_calls_of',
+      `SELECT ${CALL_COLUMNS} FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit],
+    );
+    return rows.map(toCallRow);
+  }
+
+  usage(accountId: string, range: TimeRange): Promise<UsageRow[]> {
+    // The service is the action id up to its slash ('' without one, as in SQLite); the day is the UTC day the
+    // call started.
+    return this.rows(
+      'tg_usage',
+      `SELECT to_char(to_timestamp(created_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              CASE WHEN strpos(action, '/') > 0 THEN split_part(action, '/', 1) ELSE '' END AS service,
+              sum(charged_micros - refunded_micros)::bigint AS micros, count(*)::bigint AS calls
+         FROM calls
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND status IN ('succeeded', 'refunded')
+        GROUP BY 1, 2 ORDER BY 1, 2`,
+      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
+    );
+  }
+}
