@@ -37,6 +37,7 @@ import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
+import { openRails } from './run/rails-setup.js';
 import { openRateLimiter } from './run/rate-limit.js';
 import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
@@ -248,6 +249,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     rateLimiter: openRateLimiter(state, config.rateLimitPerSecond, config.rateLimitBurst, () => clock.now()),
     receipts,
     telemetry,
+    rails: await openRails(config, { state, clock, log, x402, publicUrl: () => services.publicUrl }),
   };
   const auth = createAuthenticator(ledger);
   let accountSignIn: OtherSignIn | undefined;
@@ -488,7 +490,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await download.close();
       await fileStorage.close();
       await llm?.close();
-      await x402?.facilitator.close();
+      await Promise.all([run.rails?.close(), x402?.facilitator.close()]);
       await otel?.shutdown();
       await opened.close();
       log.flush();

@@ -1,9 +1,16 @@
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+} from '@x402/core/types';
 import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
 import type { X402Config } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
 import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
+import type { RailParts } from '../rails.js';
 import { paymentRequired } from '../refusals.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
 import type { DecodedPayment } from './codec.js';
@@ -31,11 +38,15 @@ export interface CallResult {
   paymentRequired?: PaymentRequired;
   /** Settlement receipt: HTTP PAYMENT-RESPONSE; MCP `_meta["x402/payment-response"]`. */
   paymentResponse?: SettleResponse;
+  /** What another rail adds (MPP challenges and receipts: headers over HTTP, `_meta` over MCP; ../rails.ts). */
+  rail?: RailParts;
 }
 
 export interface Quote {
   action: Action;
   offer: Offer;
+  /** What the payment pays for (`resource` of the challenge): the action's URL, or `mcp://tool/{name}`. */
+  resource: ResourceInfo;
   /** Builds the challenge (with the reason a payment was refused). */
   challenge(error: string): PaymentRequired;
 }

@@ -1,0 +1,351 @@
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { Challenge, Receipt } from 'mppx';
+import { evm, Mppx, stripe } from 'mppx/client';
+import { Assets } from 'mppx/evm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe, stripeEnv } from '../fakes/stripe.js';
+import { startChain, type TestChain } from '../helpers/anvil.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { challengeOf, newPayer, x402Env } from '../helpers/x402.js';
+
+// The Machine Payments Protocol end to end, through mppx's own client: the `evm` method (an EIP-3009
+// authorization) settled on a real local chain by the gateway's x402 facilitator, and the `stripe` method (a
+// shared payment token) against the fake Stripe speaking Stripe's wire format. Balances are read from the chain,
+// payment intents from the fake, charges from the ledger.
+
+const SECRET = 'mpp-test-secret-0123456789abcdefghijklmnop';
+const PRICE = 10_000n; // scraperC/scrape: 1 cent in USDC atomic units
+let chain: TestChain;
+let stripeFake: FakeStripe;
+let t: TestGateway;
+const merchant = newPayer().address;
+let renderFails = false;
+let renders = 0;
+let scrapes = 0;
+
+beforeAll(async () => {
+  chain = await startChain();
+  stripeFake = await startFakeStripe();
+  t = await startGateway({
+    env: {
+      ...x402Env(chain, merchant),
+      ...stripeEnv(stripeFake),
+      TOLLGATE_MPP_METHODS: 'evm,stripe',
+      TOLLGATE_MPP_SECRET_KEY: SECRET,
+      TOLLGATE_MPP_STRIPE_NETWORK_ID: 'profile_test_tollgate',
+    },
+    handlers: {
+      'scraperC/scrape': async () => {
+        scrapes++;
+        return { raw: '<html>paid</html>' };
+      },
+      'videoasm/render': async () => {
+        renders++;
+        if (renderFails) throw new GatewayError('upstream_error', 'the renderer failed');
+        return { job_id: `job_${renders}`, status: 'queued' };
+      },
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await stripeFake?.close();
+  await chain?.close();
+});
+
+const scrapeBody = { url: 'https://example.com/', browser: false };
+const SCRAPE = '/api/run/scraperC/scrape';
+const renderBody = { project_id: 'prj_0mdx3k2a1b2c3d4e5f6g7h8i9j', intent: 'preview' };
+
+/** A fetch that records the request headers it sends (to replay a credential by hand). */
+function recording(): { fetch: typeof fetch; sent: Headers[] } {
+  const sent: Headers[] = [];
+  return {
+    sent,
+    fetch: (input, init) => {
+      sent.push(new Headers(init?.headers));
+      return fetch(input, init);
+    },
+  };
+}
+
+async function fundedPayer(amount = 1_000_000n) {
+  const payer = newPayer();
+  await chain.mint(payer.address, amount);
+  return payer;
+}
+
+/** An SPT granted by the fake Stripe, as an agent's wallet (or mppx's example server) asks for one. */
+async function grantToken(p: { paymentMethod: string; amount: string; expiresAt: number }): Promise<string> {
+  const body = new URLSearchParams({
+    payment_method: p.paymentMethod,
+    'usage_limits[currency]': 'usd',
+    'usage_limits[max_amount]': p.amount,
+    'usage_limits[expires_at]': String(p.expiresAt),
+  });
+  const res = await fetch(`${stripeFake.url}/v1/test_helpers/shared_payment/granted_tokens`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${FAKE_SECRET_KEY}`,
+      'stripe-version': '2026-07-29.preview',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body,
+  });
+  const json = (await res.json()) as { id: string };
+  return json.id;
+}
+
+function stripeClient(paymentMethod = 'pm_card_visa', f: typeof fetch = fetch) {
+  return Mppx.create({
+    polyfill: false,
+    fetch: f,
+    methods: [
+      stripe.charge({
+        paymentMethod,
+        createToken: ({ amount, expiresAt }) => grantToken({ paymentMethod, amount, expiresAt }),
+      }),
+    ],
+  });
+}
+
+function evmClient(account: ReturnType<typeof newPayer>, f: typeof fetch = fetch) {
+  // A wallet names the tokens it pays with; Base's USDC carries its EIP-712 domain.
+  return Mppx.create({
+    polyfill: false,
+    fetch: f,
+    methods: [evm.charge({ account, currencies: [Assets.base.USDC] })],
+  });
+}
+
+const post = (body: unknown) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+describe('MPP beside x402', () => {
+  it('[mpp:challenge-beside-x402] an unpaid call gets Payment challenges beside PAYMENT-REQUIRED, priced the same', async () => {
+    const r = await t.post(SCRAPE, scrapeBody);
+    expect(r.status).toBe(402);
+    const x402 = challengeOf(r);
+    const res = await fetch(`${t.url}${SCRAPE}`, post(scrapeBody));
+    const challenges = Challenge.fromResponseList(res);
+    expect(challenges.map((c) => `${c.method}/${c.intent}`)).toEqual(['evm/charge']);
+    const [evmChallenge] = challenges;
+    expect(evmChallenge?.request).toMatchObject({
+      amount: x402.accepts[0]?.amount,
+      currency: x402.accepts[0]?.asset,
+      recipient: merchant,
+      methodDetails: { chainId: 8453, decimals: 6, credentialTypes: ['authorization'] },
+    });
+    expect(evmChallenge?.realm).toBe(new URL(t.url).host);
+    // A $1 action is also offered to cards (Stripe's minimum is $0.50), in cents.
+    const render = await fetch(`${t.url}/api/run/videoasm/render`, post(renderBody));
+    expect(render.status).toBe(402);
+    const both = Challenge.fromResponseList(render);
+    expect(both.map((c) => c.method)).toEqual(['evm', 'stripe']);
+    expect(both[1]?.request).toMatchObject({
+      amount: '100',
+      currency: 'usd',
+      methodDetails: { networkId: 'profile_test_tollgate', paymentMethodTypes: ['card'] },
+    });
+    expect(render.headers.get('access-control-expose-headers')).toMatch(/WWW-Authenticate/);
+  });
+
+  it('[mpp:evm-pays] mppx pays with evm: one settlement on chain, Payment-Receipt, the charge in the ledger', async () => {
+    const payer = await fundedPayer();
+    const before = await chain.balanceOf(merchant);
+    const rec = recording();
+    const res = await evmClient(payer, rec.fetch).fetch(`${t.url}${SCRAPE}`, post(scrapeBody));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { ok: boolean; charged_cents: number; transaction_id: string };
+    expect(body).toMatchObject({ ok: true, charged_cents: 1 });
+    // The paid retry went through MPP (Authorization: Payment), not x402.
+    expect(rec.sent.at(-1)?.get('authorization')).toMatch(/^Payment /);
+    expect(rec.sent.at(-1)?.get('payment-signature')).toBeNull();
+    const receipt = Receipt.fromResponse(res) as Receipt.Receipt & { jws?: string };
+    expect(receipt).toMatchObject({
+      status: 'success',
+      method: 'evm',
+      reference: expect.stringMatching(/^0x/),
+    });
+    expect(await chain.balanceOf(merchant)).toBe(before + PRICE);
+    expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - PRICE);
+    const [tx] = await t.gw.ledger.transactions(`x402_${payer.address.toLowerCase()}`, 5);
+    expect(tx).toMatchObject({
+      id: body.transaction_id,
+      action: 'scraperC/scrape',
+      status: 'succeeded',
+      charged_micros: 10_000,
+      meta: { x402: { transaction: receipt.reference } },
+    });
+    await expectSignedReceipt(receipt.jws, {
+      jti: body.transaction_id,
+      method: 'evm',
+      reference: receipt.reference,
+    });
+    expect(res.headers.get('tollgate-receipt')).toBe(receipt.jws);
+  });
+
+  it('[mpp:replay-pays-once] the same credential again: the same result, no second payment; another body: refused', async () => {
+    const payer = await fundedPayer();
+    const rec = recording();
+    const first = await evmClient(payer, rec.fetch).fetch(`${t.url}${SCRAPE}`, post(scrapeBody));
+    expect(first.status).toBe(200);
+    const firstBody = await first.json();
+    const credential = rec.sent.at(-1)?.get('authorization') as string;
+    const runs = scrapes;
+    const again = await fetch(`${t.url}${SCRAPE}`, {
+      ...post(scrapeBody),
+      headers: { 'content-type': 'application/json', authorization: credential },
+    });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(firstBody);
+    expect(Receipt.fromResponse(again).reference).toBe(Receipt.fromResponse(first).reference);
+    expect(scrapes).toBe(runs);
+    expect(await chain.transfersFrom(payer.address)).toBe(1);
+    const other = await fetch(`${t.url}${SCRAPE}`, {
+      ...post({ url: 'https://example.com/other', browser: false }),
+      headers: { 'content-type': 'application/json', authorization: credential },
+    });
+    expect(other.status).toBe(402);
+    expect(other.headers.get('www-authenticate')).toMatch(/^Payment /);
+    expect(await chain.transfersFrom(payer.address)).toBe(1);
+  });
+
+  it('[mpp:refuses-foreign-challenges] a credential for another action, a forged challenge or a bad payload pays nothing', async () => {
+    const payer = await fundedPayer();
+    const rec = recording();
+    await evmClient(payer, rec.fetch).fetch(`${t.url}${SCRAPE}`, post(scrapeBody));
+    const credential = rec.sent.at(-1)?.get('authorization') as string;
+    // Issued for scraperC/scrape, presented to videoasm/render.
+    const elsewhere = await t.post('/api/run/videoasm/render', renderBody, {
+      headers: { authorization: credential },
+    });
+    expect(elsewhere.status).toBe(402);
+    // The 402 body mirrors the x402 challenge, whose `error` names the MPP problem.
+    expect(elsewhere.body.error).toBe('invalid-challenge');
+    // A challenge whose amount was lowered by the payer: its id no longer matches.
+    const decoded = JSON.parse(Buffer.from(credential.slice('Payment '.length), 'base64url').toString());
+    const req = JSON.parse(Buffer.from(decoded.challenge.request, 'base64url').toString());
+    req.amount = '1';
+    decoded.challenge.request = Buffer.from(JSON.stringify(req)).toString('base64url');
+    const forged = `Payment ${Buffer.from(JSON.stringify(decoded)).toString('base64url')}`;
+    const r = await t.post(
+      SCRAPE,
+      { url: 'https://example.com/forged', browser: false },
+      { headers: { authorization: forged } },
+    );
+    expect(r.status).toBe(402);
+    expect(r.body.error).toBe('invalid-challenge');
+    const garbage = await t.post(SCRAPE, scrapeBody, {
+      headers: { authorization: 'Payment not-base64-json' },
+    });
+    expect(garbage.status).toBe(402);
+    expect(garbage.body.error).toBe('malformed-credential');
+    expect(garbage.headers['www-authenticate']).toBeDefined();
+    expect(await chain.transfersFrom(payer.address)).toBe(1);
+  });
+
+  it('[mpp:stripe-pays] mppx pays a $1 action with a Stripe shared payment token: held, run, captured once', async () => {
+    const before = renders;
+    const rec = recording();
+    const res = await stripeClient('pm_card_visa', rec.fetch).fetch(
+      `${t.url}/api/run/videoasm/render`,
+      post(renderBody),
+    );
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { charged_cents: number; transaction_id: string };
+    expect(body.charged_cents).toBe(100);
+    expect(renders).toBe(before + 1);
+    const receipt = Receipt.fromResponse(res) as Receipt.Receipt & { jws?: string };
+    expect(receipt).toMatchObject({
+      status: 'success',
+      method: 'stripe',
+      reference: expect.stringMatching(/^pi_/),
+    });
+    const pi = stripeFake.objects.get(receipt.reference) as Record<string, unknown>;
+    expect(pi).toMatchObject({
+      status: 'succeeded',
+      amount: 100,
+      amount_received: 100,
+      capture_method: 'manual',
+    });
+    // Authorized before the call ran, captured after it succeeded: one create, one capture.
+    const calls = stripeFake.requests.filter((r) => r.path.startsWith('/v1/payment_intents'));
+    expect(calls.map((r) => `${r.method} ${r.path.replace(/pi_\w+/, 'pi')}`)).toEqual([
+      'POST /v1/payment_intents',
+      'POST /v1/payment_intents/pi/capture',
+    ]);
+    await expectSignedReceipt(receipt.jws, {
+      jti: body.transaction_id,
+      method: 'stripe',
+      reference: receipt.reference,
+    });
+    // Replayed: the stored result, no second capture.
+    const again = await fetch(`${t.url}/api/run/videoasm/render`, {
+      ...post(renderBody),
+      headers: {
+        'content-type': 'application/json',
+        authorization: rec.sent.at(-1)?.get('authorization') as string,
+      },
+    });
+    expect(again.status).toBe(200);
+    expect(renders).toBe(before + 1);
+    expect(stripeFake.requests.filter((r) => r.path.endsWith('/capture'))).toHaveLength(1);
+  });
+
+  it('[mpp:no-charge-on-failure] a failed action cancels the card hold: nothing captured, the credential spent', async () => {
+    renderFails = true;
+    try {
+      const rec = recording();
+      const res = await stripeClient('pm_card_visa', rec.fetch).fetch(
+        `${t.url}/api/run/videoasm/render`,
+        post(renderBody),
+      );
+      expect(res.status).toBe(502);
+      expect(res.headers.get('payment-receipt')).toBeNull();
+      const created = stripeFake.requests.filter(
+        (r) => r.method === 'POST' && r.path === '/v1/payment_intents',
+      );
+      const pi = [...stripeFake.objects.values()].find(
+        (o) => o.object === 'payment_intent' && o.status === 'canceled',
+      ) as Record<string, unknown>;
+      expect(pi).toMatchObject({ amount: 100, amount_received: 0, cancellation_reason: 'abandoned' });
+      expect(created.length).toBeGreaterThan(0);
+      const again = await t.post('/api/run/videoasm/render', renderBody, {
+        headers: { authorization: rec.sent.at(-1)?.get('authorization') as string },
+      });
+      expect(again.status).toBe(402);
+    } finally {
+      renderFails = false;
+    }
+  });
+
+  it('[mpp:no-charge-on-failure] a declined card: 402 with fresh challenges, the action does not run', async () => {
+    const before = renders;
+    const client = stripeClient('pm_card_chargeDeclined');
+    const res = await client.fetch(`${t.url}/api/run/videoasm/render`, post(renderBody));
+    expect(res.status).toBe(402);
+    expect(Challenge.fromResponseList(res).map((c) => c.method)).toContain('stripe');
+    expect(renders).toBe(before);
+  });
+});
+
+async function expectSignedReceipt(
+  jws: string | undefined,
+  expected: { jti: string; method: string; reference: string },
+): Promise<void> {
+  expect(jws).toBeTypeOf('string');
+  const jwks = await (await fetch(`${t.url}/.well-known/tollgate-receipts.json`)).json();
+  const { payload } = await jwtVerify(jws as string, createLocalJWKSet(jwks), {
+    typ: 'tollgate-receipt+jwt',
+  });
+  expect(payload).toMatchObject({
+    jti: expected.jti,
+    payment_method: 'mpp',
+    mpp: { method: expected.method, reference: expected.reference },
+  });
+}
