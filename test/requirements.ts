@@ -402,6 +402,12 @@ export const REQUIREMENTS = {
     'A replayed MPP credential never pays twice: the same call gets its stored result, another call is refused.',
   'mpp:refuses-foreign-challenges':
     'A credential that does not echo a challenge this gateway issued for this action at this price is refused with a fresh challenge; nothing is paid.',
+  'mpp:mcp-pays-through-meta':
+    'Over MCP (/mcp/x402) the MPP challenges ride in _meta["org.paymentauth/payment-required"] beside the x402 challenge; mppx\'s MCP client pays with _meta["org.paymentauth/credential"] and gets _meta["org.paymentauth/receipt"].',
+  'mpp:declared':
+    'With MPP on, descriptors, the catalog, /openapi.json (a Payment security scheme), the MCP tool list and the server card declare it beside x402 and the API key.',
+  'mpp:race-pays-once':
+    'One MPP credential presented at once to two replicas on one PostgreSQL runs the call once and pays once (one transfer or one capture).',
   'mpp:no-charge-on-failure':
     'A failed or refused MPP call moves no money: no settlement, the card hold cancelled.',
   // x402 sessions: the batch-settlement scheme (issue 23; docs/decisions.md "x402 sessions")
@@ -413,11 +419,21 @@ export const REQUIREMENTS = {
     'A failed call commits nothing to the channel: the next call is paid by the same cumulative amount.',
   'x402:session-replay-pays-once':
     'A voucher presented again pays nothing more: it is refused with the corrective challenge (the channel state).',
+  'x402:session-mcp':
+    'Over MCP a session voucher in _meta["x402/payment"] pays a tool; the channel state comes back in _meta["x402/payment-response"].',
+  'x402:session-declared':
+    'With sessions on, descriptors and the server card declare the batch-settlement terms beside exact.',
+  'x402:session-race-pays-once':
+    'One session voucher presented at once to two replicas on one PostgreSQL runs the call once and is charged once.',
+  'x402:session-survives-replica-death':
+    'Vouchers served by a replica that is gone are claimed by a surviving replica, exactly once.',
   'x402:session-survives-restart':
     'Channel state lives in the database: calls go on after a restart and what was charged before it is claimed exactly once.',
   // receipts (docs/decisions.md "Receipts")
   'receipt:signed':
     'Every paid response carries a receipt (header / MCP _meta) signed by the gateway: transaction, action, amount, time, method, and for x402 the settlement hash.',
+  'receipt:x402-offer-receipt':
+    "x402 payments (exact and sessions) carry the offer-and-receipt extension's JWS receipt in PAYMENT-RESPONSE, verifiable with the published key; MPP payments carry it in Payment-Receipt (`jws`).",
   'receipt:verifiable':
     'A receipt verifies with only the public key published at /.well-known/tollgate-receipts.json; a tampered one does not.',
   'receipt:key':

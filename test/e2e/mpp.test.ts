@@ -1,7 +1,10 @@
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { Challenge, Receipt } from 'mppx';
 import { evm, Mppx, stripe } from 'mppx/client';
 import { Assets } from 'mppx/evm';
+import { McpClient } from 'mppx/mcp/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe, stripeEnv } from '../fakes/stripe.js';
@@ -349,3 +352,81 @@ async function expectSignedReceipt(
     mpp: { method: expected.method, reference: expected.reference },
   });
 }
+
+describe('MPP over MCP', () => {
+  it("[mpp:mcp-pays-through-meta] mppx's MCP client pays a tool on /mcp/x402: challenge and receipt in _meta", async () => {
+    const payer = await fundedPayer();
+    const before = await chain.balanceOf(merchant);
+    const sdk = new V1Client({ name: 'mpp-wallet', version: '1' });
+    await sdk.connect(new V1Transport(new URL(`${t.url}/mcp/x402`)));
+    try {
+      // Unpaid: the x402 challenge as an isError result, the MPP challenges beside it in _meta.
+      const unpaid = (await sdk.callTool({ name: 'scraperC_scrape', arguments: scrapeBody })) as {
+        isError?: boolean;
+        _meta?: Record<string, unknown>;
+      };
+      expect(unpaid.isError).toBe(true);
+      const offered = unpaid._meta?.['org.paymentauth/payment-required'] as {
+        challenges: Array<{ method: string }>;
+      };
+      expect(offered.challenges.map((c) => c.method)).toEqual(['evm']);
+      // [mpp:declared] the tool list names MPP in each paid tool's terms.
+      const listed = (await sdk.listTools()).tools.find((x) => x.name === 'scraperC_scrape');
+      const terms = listed?._meta?.['tollgate/payment'] as { protocols: Array<{ protocol: string }> };
+      expect(terms.protocols.map((p) => p.protocol)).toEqual(['x402', 'mpp', 'api_key']);
+
+      const wallet = McpClient.wrap(sdk, {
+        methods: [evm.charge({ account: payer, currencies: [Assets.base.USDC] })],
+      });
+      const paid = await wallet.callTool({ name: 'scraperC_scrape', arguments: scrapeBody });
+      expect(paid.isError).toBeFalsy();
+      expect(paid.structuredContent).toMatchObject({ raw: '<html>paid</html>', charged_cents: 1 });
+      expect(paid.receipt).toMatchObject({
+        status: 'success',
+        method: 'evm',
+        challengeId: expect.any(String),
+      });
+      expect(await chain.balanceOf(merchant)).toBe(before + PRICE);
+    } finally {
+      await sdk.close();
+    }
+  });
+});
+
+describe('MPP declared', () => {
+  it('[mpp:declared] descriptors, /openapi.json, the MCP tool list and the server card declare MPP beside x402', async () => {
+    const d = await t.get('/api/run/videoasm/render');
+    const protocols = d.body.payment.protocols as Array<Record<string, unknown>>;
+    expect(protocols.map((p) => p.protocol)).toEqual(['x402', 'mpp', 'api_key']);
+    expect(protocols[1]).toMatchObject({
+      scheme: 'Payment',
+      challenge_header: 'WWW-Authenticate',
+      methods: [
+        { method: 'evm', intent: 'charge', amount: '1000000', recipient: merchant },
+        {
+          method: 'stripe',
+          intent: 'charge',
+          currency: 'usd',
+          amount: '100',
+          network_id: 'profile_test_tollgate',
+        },
+      ],
+    });
+    // Below Stripe's minimum only evm is declared.
+    const cheap = (await t.get('/api/run/scraperC/scrape')).body.payment.protocols as Array<
+      Record<string, unknown>
+    >;
+    expect((cheap[1]?.methods as unknown[]).length).toBe(1);
+    const openapi = (await t.get('/openapi.json')).body;
+    expect(openapi.components.securitySchemes.mpp).toMatchObject({ type: 'http', scheme: 'Payment' });
+    expect(openapi.paths['/api/run/videoasm/render'].post.security).toContainEqual({ mpp: [] });
+    const card = (await t.get('/.well-known/mcp/server-card.json')).body;
+    expect(card._meta['tollgate/catalog'].payment).toContain('mpp');
+    // The API key pays as before, with its own receipt and no MPP receipt.
+    const { key } = await t.account('1');
+    const keyed = await t.post(SCRAPE, scrapeBody, { key });
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers['tollgate-receipt']).toBeDefined();
+    expect(keyed.headers['payment-receipt']).toBeUndefined();
+  });
+});

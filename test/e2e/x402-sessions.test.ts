@@ -1,12 +1,19 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { x402Client } from '@x402/core/client';
 import { decodePaymentResponseHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
 import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
+import {
+  extractReceiptFromResponse,
+  type JWSSignedReceipt,
+  verifyReceiptSignatureJWS,
+} from '@x402/extensions/offer-receipt';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { BATCH_SETTLEMENT, startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { challengeOf, encodePayment, newPayer, x402Env } from '../helpers/x402.js';
+import { challengeOf, encodePayment, newPayer, paidFetch, x402Env } from '../helpers/x402.js';
 
 // x402 sessions (the batch-settlement scheme) end to end on a real local chain, through the official client
 // (@x402/fetch with @x402/evm's batch-settlement client scheme): the first call opens a channel with a deposit
@@ -177,5 +184,97 @@ describe('x402 sessions (batch-settlement)', () => {
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
     await t.gw.run.rails?.sessions?.claimAndSettle();
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
+  });
+});
+
+describe('standard receipts on x402 calls', () => {
+  it("[receipt:x402-offer-receipt] an exact and a session payment carry the offer-and-receipt extension's receipt, verifiable with the published key", async () => {
+    const jwks = (await (await fetch(`${t.url}/.well-known/tollgate-receipts.json`)).json()) as {
+      keys: Array<{ kty: string }>;
+    };
+    const jwk = jwks.keys[0] as { kty: string };
+    const payer = await fundedPayer();
+    const exact = await paidFetch(payer)(`${t.url}${SCRAPE}`, post(scrapeBody));
+    expect(exact.status).toBe(200);
+    const exactReceipt = extractReceiptFromResponse(exact);
+    expect(exactReceipt?.format).toBe('jws');
+    const settled = decodePaymentResponseHeader(exact.headers.get('payment-response') as string);
+    expect(await verifyReceiptSignatureJWS(exactReceipt as JWSSignedReceipt, jwk)).toEqual({
+      version: 1,
+      network: 'eip155:8453',
+      resourceUrl: `${t.url}${SCRAPE}`,
+      payer: payer.address,
+      issuedAt: expect.any(Number),
+      transaction: settled.transaction,
+    });
+    // The tollgate receipt stays beside it.
+    expect(exact.headers.get('tollgate-receipt')).toMatch(/^ey/);
+
+    const { fetch: pay } = sessionClient(await fundedPayer());
+    await pay(`${t.url}${SCRAPE}`, post(scrapeBody));
+    const voucherCall = await pay(`${t.url}${SCRAPE}`, post(scrapeBody));
+    const sessionReceipt = extractReceiptFromResponse(voucherCall) as JWSSignedReceipt;
+    // A voucher moves nothing on chain yet: no transaction in its receipt.
+    expect(await verifyReceiptSignatureJWS(sessionReceipt, jwk)).toEqual({
+      version: 1,
+      network: 'eip155:8453',
+      resourceUrl: `${t.url}${SCRAPE}`,
+      payer: expect.stringMatching(/^0x/),
+      issuedAt: expect.any(Number),
+    });
+    // A tampered receipt does not verify.
+    const [h, p, s] = sessionReceipt.signature.split('.');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p as string, 'base64url').toString()), payer: '0x0' }),
+    ).toString('base64url');
+    await expect(
+      verifyReceiptSignatureJWS({ format: 'jws', signature: `${h}.${forged}.${s}` }, jwk),
+    ).rejects.toThrow();
+  });
+});
+
+describe('x402 sessions over MCP, declared', () => {
+  it('[x402:session-mcp] a voucher in _meta["x402/payment"] pays a tool; the channel state comes back in _meta', async () => {
+    const payer = await fundedPayer();
+    const { client, fetch: pay } = sessionClient(payer);
+    expect((await pay(`${t.url}${SCRAPE}`, post(scrapeBody))).status).toBe(200);
+    const mcp = new Client({ name: 'session-wallet', version: '1' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp/x402`)));
+    try {
+      const unpaid = await mcp.callTool({ name: 'scraperC_scrape', arguments: scrapeBody });
+      const challenge = unpaid.structuredContent as unknown as PaymentRequired;
+      expect(challenge.accepts.map((a) => a.scheme)).toEqual(['exact', 'batch-settlement']);
+      const voucher = await client.createPaymentPayload(challenge);
+      const paid = await mcp.callTool({
+        name: 'scraperC_scrape',
+        arguments: scrapeBody,
+        _meta: { 'x402/payment': voucher },
+      });
+      expect(paid.isError).toBeFalsy();
+      expect(paid._meta?.['x402/payment-response']).toMatchObject({
+        success: true,
+        transaction: '',
+        extra: { channelState: { chargedCumulativeAmount: String(2n * PRICE) } },
+      });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('[x402:session-declared] descriptors and the server card declare the session terms beside exact', async () => {
+    const d = await t.get(`/api/run/scraperC/scrape`);
+    const protocols = d.body.payment.protocols as Array<Record<string, unknown>>;
+    expect(protocols.map((p) => [p.protocol, p.scheme])).toEqual([
+      ['x402', 'exact'],
+      ['x402', 'batch-settlement'],
+      ['api_key', undefined],
+    ]);
+    expect(protocols[1]).toMatchObject({
+      amount: String(PRICE),
+      pay_to: merchant,
+      withdraw_delay_seconds: 86_400,
+    });
+    const card = (await t.get('/.well-known/mcp/server-card.json')).body;
+    expect(card._meta['tollgate/catalog'].payment).toContain('x402-session');
   });
 });
