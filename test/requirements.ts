@@ -408,6 +408,10 @@ export const REQUIREMENTS = {
     'With MPP on, descriptors, the catalog, /openapi.json (a Payment security scheme), the MCP tool list and the server card declare it beside x402 and the API key.',
   'mpp:race-pays-once':
     'One MPP credential presented at once to two replicas on one PostgreSQL runs the call once and pays once (one transfer or one capture).',
+  'mpp:settlement-unknown-resumes':
+    'A capture (or settlement) whose outcome is unknown answers 503; the same credential resumes it: captured at most once, the stored result delivered, the charge recorded once.',
+  'mpp:config':
+    'TOLLGATE_MPP_* is off by default; a method without what it settles with (x402 for evm, the Stripe key and a network id for stripe) or without the secret stops start-up with the problem named.',
   'mpp:no-charge-on-failure':
     'A failed or refused MPP call moves no money: no settlement, the card hold cancelled.',
   // x402 sessions: the batch-settlement scheme (issue 23; docs/decisions.md "x402 sessions")
@@ -427,6 +431,8 @@ export const REQUIREMENTS = {
     'One session voucher presented at once to two replicas on one PostgreSQL runs the call once and is charged once.',
   'x402:session-survives-replica-death':
     'Vouchers served by a replica that is gone are claimed by a surviving replica, exactly once.',
+  'x402:session-config':
+    "TOLLGATE_X402_SESSIONS is off by default, needs x402, and keeps the withdrawal delay within the contract's range.",
   'x402:session-survives-restart':
     'Channel state lives in the database: calls go on after a restart and what was charged before it is claimed exactly once.',
   // receipts (docs/decisions.md "Receipts")

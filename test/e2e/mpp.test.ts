@@ -8,6 +8,7 @@ import { McpClient } from 'mppx/mcp/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe, stripeEnv } from '../fakes/stripe.js';
+import { cardFingerprint } from '../fakes/stripe-wire.js';
 import { startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { challengeOf, newPayer, x402Env } from '../helpers/x402.js';
@@ -24,6 +25,8 @@ let stripeFake: FakeStripe;
 let t: TestGateway;
 const merchant = newPayer().address;
 let renderFails = false;
+/** Set: the capture after the next render finds Stripe down (every retry of the client too). */
+let stripeDownAfterRender = false;
 let renders = 0;
 let scrapes = 0;
 
@@ -46,6 +49,7 @@ beforeAll(async () => {
       'videoasm/render': async () => {
         renders++;
         if (renderFails) throw new GatewayError('upstream_error', 'the renderer failed');
+        if (stripeDownAfterRender) stripeFake.failNext(3);
         return { job_id: `job_${renders}`, status: 'queued' };
       },
     },
@@ -327,6 +331,49 @@ describe('MPP beside x402', () => {
     }
   });
 
+  it('[mpp:settlement-unknown-resumes] a capture whose outcome is unknown: 503, then the same credential captures once and gets the result', async () => {
+    const before = renders;
+    const rec = recording();
+    stripeDownAfterRender = true;
+    let first: Response;
+    try {
+      first = await stripeClient('pm_card_visa', rec.fetch).fetch(
+        `${t.url}/api/run/videoasm/render`,
+        post(renderBody),
+      );
+    } finally {
+      stripeDownAfterRender = false;
+    }
+    expect(first.status).toBe(503);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe(
+      'payment_settlement_unknown',
+    );
+    expect(first.headers.get('retry-after')).toBeTruthy();
+    const held = [...stripeFake.objects.values()].filter(
+      (o) => o.object === 'payment_intent' && o.status === 'requires_capture',
+    );
+    expect(held).toHaveLength(1);
+    const credential = rec.sent.at(-1)?.get('authorization') as string;
+    const again = await t.post('/api/run/videoasm/render', renderBody, {
+      headers: { authorization: credential },
+    });
+    expect(again.status).toBe(200);
+    // The action ran once; its stored result is delivered now, paid by the one capture.
+    expect(renders).toBe(before + 1);
+    expect(again.body.data.job_id).toBe(`job_${before + 1}`);
+    expect(Receipt.deserialize(String(again.headers['payment-receipt'])).reference).toBe(held[0]?.id);
+    expect(stripeFake.objects.get(held[0]?.id as string)).toMatchObject({ status: 'succeeded' });
+    const third = await t.post('/api/run/videoasm/render', renderBody, {
+      headers: { authorization: credential },
+    });
+    expect(third.status).toBe(200);
+    expect(
+      stripeFake.requests.filter(
+        (r) => r.path === `/v1/payment_intents/${held[0]?.id}/capture` && r.status === 200,
+      ),
+    ).toHaveLength(1);
+  });
+
   it('[mpp:no-charge-on-failure] a declined card: 402 with fresh challenges, the action does not run', async () => {
     const before = renders;
     const client = stripeClient('pm_card_chargeDeclined');
@@ -416,7 +463,7 @@ describe('MPP declared', () => {
     const cheap = (await t.get('/api/run/scraperC/scrape')).body.payment.protocols as Array<
       Record<string, unknown>
     >;
-    expect((cheap[1]?.methods as unknown[]).length).toBe(1);
+    expect(cheap[1]?.methods).toHaveLength(1);
     const openapi = (await t.get('/openapi.json')).body;
     expect(openapi.components.securitySchemes.mpp).toMatchObject({ type: 'http', scheme: 'Payment' });
     expect(openapi.paths['/api/run/videoasm/render'].post.security).toContainEqual({ mpp: [] });
