@@ -431,6 +431,8 @@ export const REQUIREMENTS = {
     'One session voucher presented at once to two replicas on one PostgreSQL runs the call once and is charged once.',
   'x402:session-survives-replica-death':
     'Vouchers served by a replica that is gone are claimed by a surviving replica, exactly once.',
+  'x402:session-refund':
+    "A payer's cooperative refund (the batch-settlement client's refund) returns what is left in its channel on chain, after its charged vouchers are claimed; no action runs, nothing is charged.",
   'x402:session-config':
     "TOLLGATE_X402_SESSIONS is off by default, needs x402, and keeps the withdrawal delay within the contract's range.",
   'x402:session-survives-restart':

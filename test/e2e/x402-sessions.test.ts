@@ -51,7 +51,7 @@ const SCRAPE = '/api/run/scraperC/scrape';
 function sessionClient(payer: ReturnType<typeof newPayer>) {
   const scheme = new BatchSettlementEvmScheme(payer, { depositPolicy: { depositMultiplier: 10 } });
   const client = new x402Client().register('eip155:8453', scheme);
-  return { client, fetch: wrapFetchWithPayment(fetch, client) };
+  return { client, scheme, fetch: wrapFetchWithPayment(fetch, client) };
 }
 
 async function fundedPayer(amount = 1_000_000n) {
@@ -184,6 +184,29 @@ describe('x402 sessions (batch-settlement)', () => {
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
     await t.gw.run.rails?.sessions?.claimAndSettle();
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
+  });
+});
+
+describe('x402 sessions: refunds', () => {
+  it('[x402:session-refund] the payer takes back what is left: the charged vouchers claimed, the rest returned on chain', async () => {
+    const payer = await fundedPayer();
+    const { scheme, fetch: pay } = sessionClient(payer);
+    for (let i = 0; i < 3; i++) expect((await pay(`${t.url}${SCRAPE}`, post(scrapeBody))).status).toBe(200);
+    expect(await chain.balanceOf(payer.address)).toBeLessThan(1_000_000n - 3n * PRICE);
+    const runs = scrapes;
+    // The paid route is a POST: the SDK's refund is given a fetch that posts (the same JSON body).
+    const posting: typeof fetch = (url, init) =>
+      fetch(url, {
+        ...init,
+        method: 'POST',
+        headers: { ...init?.headers, 'content-type': 'application/json' },
+        body: JSON.stringify(scrapeBody),
+      });
+    const r = await scheme.refund(`${t.url}${SCRAPE}`, { fetch: posting });
+    expect(r.success).toBe(true);
+    // Everything but the three calls is back with the payer; no action ran for the refund.
+    expect(await chain.balanceOf(payer.address)).toBe(1_000_000n - 3n * PRICE);
+    expect(scrapes).toBe(runs);
   });
 });
 

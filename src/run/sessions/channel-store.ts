@@ -57,6 +57,9 @@ function sqliteChannels(db: SqliteDb, clock: Clock): SessionChannelStore {
        ON CONFLICT (channel_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
     ),
     del: db.prepare('DELETE FROM x402_channels WHERE channel_id = ?'),
+    // Prepared once: a pragma statement compiled per call costs more than the write it wraps.
+    normal: db.prepare('PRAGMA synchronous = NORMAL'),
+    full: db.prepare('PRAGMA synchronous = FULL'),
   };
   const update = db.transaction((id: string, fn: (c: Channel | undefined) => Channel | undefined) => {
     const row = s.get.get(id);
@@ -78,11 +81,11 @@ function sqliteChannels(db: SqliteDb, clock: Clock): SessionChannelStore {
     list: () => Promise.resolve(s.list.all().map((r) => parse(r.data))),
     updateChannel(id, fn) {
       // Not money (see above): committed without its own fsync, made durable by the capture that follows.
-      db.pragma('synchronous = NORMAL');
+      s.normal.run();
       try {
         return Promise.resolve(update(id.toLowerCase(), fn));
       } finally {
-        db.pragma('synchronous = FULL');
+        s.full.run();
       }
     },
     recover() {

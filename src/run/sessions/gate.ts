@@ -8,6 +8,7 @@ import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
 import { paymentRequired } from '../refusals.js';
 import { ensureX402Account, x402AccountId } from '../x402/accounts.js';
 import { type CallResult, type Quote, settlementUnknown } from '../x402/gate.js';
+import type { VoucherDesk, VoucherPayload } from './vouchers.js';
 
 // One session payment (a voucher, or the deposit that opens a channel with the first voucher) paying for one call:
 // the CallPayment hook execute drives, on the official batch-settlement scheme run by x402ResourceServer (its
@@ -26,6 +27,10 @@ export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
 export interface SessionServer {
   rs: x402ResourceServer;
   scheme: BatchSettlementEvmScheme;
+  /** The fast path of plain vouchers (./vouchers.ts). */
+  desk: VoucherDesk;
+  /** Payer accounts known to exist (created once, never removed): no ledger read per call. */
+  accounts: Set<string>;
 }
 
 type State =
@@ -42,6 +47,8 @@ export class SessionGate implements CallPayment {
   private state: State = 'reserved';
   private reason: string | undefined;
   private receipt: SettleResponse | undefined;
+  /** Set when the voucher went through the fast path: its reservation on the channel. */
+  private reservation: { channelId: string; pendingId: string } | undefined;
 
   constructor(
     private readonly run: RunDeps,
@@ -51,6 +58,8 @@ export class SessionGate implements CallPayment {
     private readonly requirements: PaymentRequirements,
     readonly payer: string,
     readonly channelId: string,
+    /** `voucher` for the fast path; a deposit (or a voucher the fast path hands over) goes to the scheme. */
+    private readonly type: 'deposit' | 'voucher' | 'refund',
   ) {}
 
   get accountId(): string {
@@ -67,6 +76,22 @@ export class SessionGate implements CallPayment {
   }
 
   async authorize(): Promise<{ micros: number; memo: string }> {
+    if (this.type === 'voucher') {
+      const r = await this.server.desk.reserve(
+        this.payload.payload as unknown as VoucherPayload,
+        this.requirements,
+        this.run.clock.now(),
+      );
+      if (r.kind === 'reserved') {
+        this.reservation = r;
+        return this.verified();
+      }
+      if (r.kind === 'busy') return this.busy();
+      if (r.kind === 'refused') {
+        this.state = 'refused';
+        throw this.refusal(r.reason, 'the session voucher was refused');
+      }
+    }
     let v: Awaited<ReturnType<x402ResourceServer['verifyPayment']>>;
     try {
       v = await this.server.rs.verifyPayment(this.payload, this.requirements);
@@ -81,18 +106,27 @@ export class SessionGate implements CallPayment {
     }
     if (!v.isValid) {
       const reason = v.invalidReason ?? 'invalid_payment';
-      if (reason === CHANNEL_BUSY) {
-        this.state = 'busy';
-        throw new GatewayError(
-          'idempotency_in_flight',
-          'Another call is being paid from this session channel; retry when it has finished. Nothing was charged.',
-          { retryAfterSeconds: 1 },
-        );
-      }
+      if (reason === CHANNEL_BUSY) return this.busy();
       this.state = 'refused';
       throw this.refusal(reason, v.invalidMessage ?? 'the session payment was refused');
     }
-    await ensureX402Account(this.run.ledger, this.payer);
+    return this.verified();
+  }
+
+  private busy(): never {
+    this.state = 'busy';
+    throw new GatewayError(
+      'idempotency_in_flight',
+      'Another call is being paid from this session channel; retry when it has finished. Nothing was charged.',
+      { retryAfterSeconds: 1 },
+    );
+  }
+
+  private async verified(): Promise<{ micros: number; memo: string }> {
+    if (!this.server.accounts.has(this.accountId)) {
+      await ensureX402Account(this.run.ledger, this.payer);
+      this.server.accounts.add(this.accountId);
+    }
     this.state = 'verified';
     return {
       micros: centsToMicros(this.action.priceCents),
@@ -102,6 +136,22 @@ export class SessionGate implements CallPayment {
 
   async collect(_envelope: Envelope): Promise<Record<string, unknown>> {
     let s: SettleResponse;
+    if (this.reservation) {
+      const c = await this.server.desk.commit(
+        this.payload.payload as unknown as VoucherPayload,
+        this.requirements,
+        this.reservation,
+        this.run.clock.now(),
+      );
+      if (c.kind === 'refused') {
+        this.state = 'settle_failed';
+        throw this.refusal(c.reason, 'the session payment could not be committed, so the result is withheld');
+      }
+      s = c.response;
+      this.receipt = s;
+      this.state = 'settled';
+      return this.meta(s);
+    }
     try {
       s = await this.server.rs.settlePayment(this.payload, this.requirements);
     } catch (e) {
@@ -121,6 +171,10 @@ export class SessionGate implements CallPayment {
       throw this.refusal(s.errorReason ?? 'settlement_failed', 'the session payment could not be committed');
     }
     this.state = 'settled';
+    return this.meta(s);
+  }
+
+  private meta(s: SettleResponse): Record<string, unknown> {
     const channel = (s.extra?.channelState ?? {}) as { chargedCumulativeAmount?: string };
     return {
       x402: {
@@ -142,7 +196,8 @@ export class SessionGate implements CallPayment {
       case 'verified':
       case 'settle_failed':
         // Only this request's reservation, never a newer one.
-        await this.server.scheme.clearPendingRequest(this.payload);
+        if (this.reservation) await this.server.desk.release(this.reservation);
+        else await this.server.scheme.clearPendingRequest(this.payload);
         break;
       default:
         break;

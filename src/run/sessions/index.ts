@@ -11,11 +11,12 @@ import { centsToMicros } from '../../lib/money.js';
 import { execute } from '../execute.js';
 import type { SessionRail } from '../rails.js';
 import type { BuiltinFacilitatorCore } from '../x402/facilitator-builtin.js';
-import { refusedResult, type X402Deps } from '../x402/gate.js';
+import { type CallResult, type Quote, refusedResult, type X402Deps } from '../x402/gate.js';
 import { offerFor } from '../x402/requirements.js';
 import { openChannelStore } from './channel-store.js';
-import { SessionGate } from './gate.js';
+import { SessionGate, type SessionServer } from './gate.js';
 import { decodeSessionPayment } from './payload.js';
+import { voucherDesk } from './vouchers.js';
 
 // x402 sessions as a payment rail (../rails.ts): the `batch-settlement` scheme of @x402/evm. A payer deposits once
 // into an on-chain channel (with its first call) and pays every call with a signed cumulative voucher, checked
@@ -55,6 +56,12 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
     withdrawDelay: d.config.withdrawDelaySeconds,
   });
   const rs = new x402ResourceServer(f.client).register(network, scheme);
+  const server: SessionServer = {
+    rs,
+    scheme,
+    desk: voucherDesk(store, { chainId: cfg.chainId, onchainStateTtlMs: scheme.getOnchainStateTtlMs() }),
+    accounts: new Set(),
+  };
   const manager = scheme.createChannelManager(f.client, network, cfg.asset);
 
   // Who authorizes claims and refunds: the facilitator's receiver authorizer, from its /supported (asked until known).
@@ -104,6 +111,49 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
     return r;
   };
 
+  /**
+   * A cooperative refund (the payer's `refund`): what is left in its channel goes back to it, after the charged
+   * vouchers are claimed; no action runs and nothing is charged. The scheme and the facilitator do it on chain.
+   */
+  const refund = async (
+    payload: PaymentPayload,
+    req: PaymentRequirements,
+    quote: Quote,
+  ): Promise<CallResult> => {
+    const v = await rs.verifyPayment(payload, req).catch(() => undefined);
+    if (!v?.isValid) {
+      return refusedResult(quote, {
+        reason: v?.invalidReason ?? 'refund_unavailable',
+        message: 'the refund could not be verified',
+      });
+    }
+    let s: Awaited<ReturnType<typeof rs.settlePayment>> | undefined;
+    try {
+      s = await rs.settlePayment(payload, req);
+    } catch (err) {
+      d.log.error({ err }, 'x402 sessions: refund failed');
+    }
+    if (!s?.success) {
+      await scheme.clearPendingRequest(payload);
+      return refusedResult(quote, {
+        reason: s?.errorReason ?? 'refund_failed',
+        message: 'the refund could not be made; the channel is unchanged',
+      });
+    }
+    const data = { refunded: s.amount, transaction: s.transaction };
+    return {
+      outcome: {
+        ok: true,
+        data,
+        chargedCents: 0,
+        chargedMicros: 0,
+        transactionId: undefined,
+        replayed: false,
+      },
+      paymentResponse: s,
+    };
+  };
+
   let claiming: Promise<{ claimed: number; transactions: string[] }> | undefined;
   const claimAndSettle = () => {
     claiming ??= exclusive(d.state, async () => {
@@ -151,14 +201,18 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
           message: `the session payment does not accept this action's terms (${wanted.amount} of ${wanted.asset})`,
         });
       }
+      if (decoded.type === 'refund') return refund({ ...decoded.payload } as PaymentPayload, wanted, quote);
       const gate = new SessionGate(
         run,
-        { rs, scheme },
+        server,
         quote.action,
-        decoded.payload as PaymentPayload,
+        // A copy per call: the scheme keys its per-request state by the payload object, and one header decodes to
+        // one (memoized) object however many calls present it at once.
+        { ...decoded.payload } as PaymentPayload,
         wanted,
         getAddress(decoded.payer),
         decoded.channelId,
+        decoded.type,
       );
       // The voucher's cumulative amount is the call's idempotency: an Idempotency-Key header is not used.
       const outcome = await execute(

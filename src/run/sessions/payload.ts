@@ -20,7 +20,20 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/** The last header decoded: the entry asks whether it is a session payment, then the rail decodes it again. */
+let last: { raw: string; decoded: SessionPayment | undefined } | undefined;
+
 export function decodeSessionPayment(raw: unknown): SessionPayment | undefined {
+  if (typeof raw === 'string') {
+    if (last?.raw === raw) return last.decoded;
+    const decoded = decode(raw);
+    last = { raw, decoded };
+    return decoded;
+  }
+  return decode(raw);
+}
+
+function decode(raw: unknown): SessionPayment | undefined {
   let json: unknown = raw;
   if (typeof raw === 'string') {
     const s = raw.trim();
