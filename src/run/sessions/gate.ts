@@ -6,6 +6,7 @@ import { GatewayError } from '../../errors.js';
 import { centsToMicros } from '../../lib/money.js';
 import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
 import { paymentRequired } from '../refusals.js';
+import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from '../x402/accounts.js';
 import { type CallResult, type Quote, settlementUnknown } from '../x402/gate.js';
 import type { VoucherDesk, VoucherPayload } from './vouchers.js';
@@ -202,8 +203,11 @@ export class SessionGate implements CallPayment {
       default:
         break;
     }
-    if (this.state === 'settled')
-      return { outcome, ...(this.receipt ? { paymentResponse: this.receipt } : {}) };
+    if (this.state === 'settled' && this.receipt) {
+      // The x402 offer-and-receipt extension's signed receipt (../standard-receipts.ts).
+      return { outcome, paymentResponse: withOfferReceipt(this.run, this.receipt, quote.resource.url) };
+    }
+    if (this.state === 'settled') return { outcome };
     if (this.state !== 'refused' && this.state !== 'settle_failed') return { outcome };
     return { outcome, paymentRequired: await this.correctiveChallenge(quote) };
   }

@@ -10,7 +10,6 @@ import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../ex
 import { observeCall } from '../observe.js';
 import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
-import { withOfferReceipt } from '../standard-receipts.js';
 import { x402AccountId } from './accounts.js';
 import { decodePayment } from './codec.js';
 import { discoveryFor, paymentIdOf } from './discovery.js';
@@ -119,10 +118,7 @@ async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallReque
       ...railChallenges(run, action, req.transport),
     };
   }
-  const paid = await pay(run, x402, quote, req, opts);
-  // The x402 offer-and-receipt extension's signed receipt in PAYMENT-RESPONSE (../standard-receipts.ts).
-  if (!paid.outcome.ok || !paid.paymentResponse) return paid;
-  return { ...paid, paymentResponse: withOfferReceipt(run, paid.paymentResponse, quote.resource.url) };
+  return pay(run, x402, quote, req, opts);
 }
 
 function present(v: unknown): boolean {
@@ -322,6 +318,7 @@ async function resume(
     payload: row.payload,
     requirements: row.requirements,
     markSettled: false,
+    resourceUrl: quote.resource.url,
   });
   switch (s.kind) {
     case 'changed':
