@@ -119,7 +119,7 @@ const bench: BenchModule = async () => {
       `| **added by the session** | **${fmt(delta)}** | | | **${(sessionCpu - keyCpu).toFixed(0)}** |`,
       '',
       `Target: within 1 ms at p50 of the API-key call. Measured: ${fmt(delta)} (${delta <= 1 ? 'met' : 'not met'}).`,
-      'What a session call adds: the voucher decode, its EIP-712 signature recovery (secp256k1 in JavaScript, the',
+      'What a session call adds: the voucher decode, its EIP-712 signature recovery (libsecp256k1 in WebAssembly, the',
       'largest part), one channel read and two read-modify-write transactions (reserve, commit; on SQLite committed',
       "without their own fsync: they ride on the capture's), and the payer account's provisional funding with the hold.",
       '',
