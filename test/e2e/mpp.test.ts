@@ -363,6 +363,12 @@ describe('MPP beside x402', () => {
     expect(again.body.data.job_id).toBe(`job_${before + 1}`);
     expect(Receipt.deserialize(String(again.headers['payment-receipt'])).reference).toBe(held[0]?.id);
     expect(stripeFake.objects.get(held[0]?.id as string)).toMatchObject({ status: 'succeeded' });
+    // In the ledger: the first attempt voided, the capture recorded once, as a call of its own.
+    const account = `x402_stripe:card:${cardFingerprint('4242424242424242')}`.toLowerCase();
+    const paidBy = (await t.gw.ledger.transactions(account, 50)).filter(
+      (x) => (x.meta as { mpp?: { reference?: string } } | undefined)?.mpp?.reference === held[0]?.id,
+    );
+    expect(paidBy.map((x) => [x.status, x.charged_micros])).toEqual([['succeeded', 1_000_000]]);
     const third = await t.post('/api/run/videoasm/render', renderBody, {
       headers: { authorization: credential },
     });
