@@ -1,5 +1,7 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import type { Action } from '../../catalog/index.js';
+import { GatewayError } from '../errors.js';
+import { centsPhrase } from '../lib/money.js';
 import type { ExecuteOptions, RunDeps } from './execute.js';
 import type { CallResult, Quote, X402Deps } from './x402/gate.js';
 
@@ -79,6 +81,25 @@ export const MPP_CHALLENGE_META = 'org.paymentauth/payment-required';
 /** The credential of an `Authorization` header when its scheme is `Payment` (MPP), else undefined. */
 export function mppCredentialOf(authorization: string | undefined): string | undefined {
   return authorization !== undefined && /^Payment\s+\S/i.test(authorization) ? authorization : undefined;
+}
+
+/** The 402 of an unpaid call when MPP is offered and x402 is not: the ways to pay, in words. */
+export function mppPaymentRequired(action: Action): GatewayError {
+  return new GatewayError(
+    'payment_required',
+    `${action.id} costs ${centsPhrase(action.priceCents)} per successful call. Pay with MPP: answer a ` +
+      'WWW-Authenticate: Payment challenge and retry with Authorization: Payment <credential>; or send an API key ' +
+      'as "Authorization: Bearer tg_sk_…".',
+    {
+      details: {
+        price_cents: action.priceCents,
+        accepts: [
+          { method: 'api_key', header: 'Authorization: Bearer tg_sk_…' },
+          { method: 'mpp', header: 'Authorization: Payment <credential>', challenge: 'WWW-Authenticate' },
+        ],
+      },
+    },
+  );
 }
 
 /** Merges rail parts (headers append, meta merges). */

@@ -483,3 +483,33 @@ describe('MPP declared', () => {
     expect(keyed.headers['payment-receipt']).toBeUndefined();
   });
 });
+
+describe('MPP without x402 (cards only)', () => {
+  it('[mpp:challenge-beside-x402] with x402 off, the 402 carries the Payment challenge alone and names MPP; a card pays', async () => {
+    const cards = await startGateway({
+      env: {
+        ...stripeEnv(stripeFake),
+        TOLLGATE_MPP_METHODS: 'stripe',
+        TOLLGATE_MPP_SECRET_KEY: SECRET,
+        TOLLGATE_MPP_STRIPE_NETWORK_ID: 'profile_test_tollgate',
+      },
+      handlers: { 'videoasm/render': async () => ({ job_id: 'job_cards', status: 'queued' }) },
+    });
+    try {
+      const unpaid = await cards.post('/api/run/videoasm/render', renderBody);
+      expect(unpaid.status).toBe(402);
+      expect(unpaid.headers['payment-required']).toBeUndefined();
+      expect(String(unpaid.headers['www-authenticate'])).toMatch(/^Payment .*method="stripe"/);
+      expect(unpaid.body.error.message).toMatch(/Pay with MPP/);
+      // Below Stripe's minimum nothing but the API key can pay: no challenge is offered.
+      const cheap = await cards.post(SCRAPE, scrapeBody);
+      expect(cheap.status).toBe(402);
+      expect(cheap.headers['www-authenticate']).toBeUndefined();
+      const res = await stripeClient().fetch(`${cards.url}/api/run/videoasm/render`, post(renderBody));
+      expect(res.status).toBe(200);
+      expect(Receipt.fromResponse(res)).toMatchObject({ method: 'stripe', status: 'success' });
+    } finally {
+      await cards.close();
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { centsToMicros } from '../../lib/money.js';
 import { type PaymentLabel, type TraceCarrier, UNKNOWN_ACTION } from '../../ops/telemetry.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
 import { observeCall } from '../observe.js';
+import { mppPaymentRequired } from '../rails.js';
 import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
@@ -100,8 +101,9 @@ async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallReque
   if (!x402 || !quote) {
     const outcome = await execute(run, action.id, req.input, ANONYMOUS, opts);
     if (outcome.ok || outcome.error.code !== 'payment_required') return { outcome };
-    const error = paymentRequired(action, { enabled: false });
-    return { outcome: { ok: false, error }, ...railChallenges(run, action, req.transport) };
+    const rail = railChallenges(run, action, req.transport);
+    const error = rail.rail ? mppPaymentRequired(action) : paymentRequired(action, { enabled: false });
+    return { outcome: { ok: false, error }, ...rail };
   }
   const { offer } = quote;
 
