@@ -16,6 +16,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   mcp: () => import('./mcp.js'),
   receipts: () => import('./receipts.js'),
   x402: () => import('./x402.js'),
+  sessions: () => import('./sessions.js'),
   web: () => import('./web.js'),
   agents: () => import('./agents.js'),
   telemetry: () => import('./telemetry.js'),

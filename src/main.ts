@@ -38,6 +38,7 @@ import { DatabaseHealth, watchedAuth } from './run/db-health.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
 import { Lifecycle } from './run/lifecycle.js';
+import { openRails } from './run/rails-setup.js';
 import { openRateLimiter } from './run/rate-limit.js';
 import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
@@ -255,6 +256,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     receipts,
     telemetry,
     health,
+    rails: await openRails(config, { state, clock, log, x402, publicUrl: () => services.publicUrl }),
   };
   const auth = watchedAuth(createAuthenticator(ledger), health);
   let accountSignIn: OtherSignIn | undefined;
@@ -487,6 +489,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await Promise.all([
         ...[webStack, web, propertyDispatcher, mediaDispatcher, download, fileStorage].map((c) => c.close()),
         llm?.close(),
+        run.rails?.close(),
         x402?.facilitator.close(),
       ]);
       await otel?.shutdown();

@@ -448,9 +448,57 @@ export const REQUIREMENTS = {
     'A retried payment with the same payment-identifier id gets the first call again (no second charge); another body is refused.',
   'x402:upto-metered':
     'The model router accepts accountless calls paid with x402 upto: the worst case is authorized, the actual cost settled after the call (streams included), never more, nothing on failure.',
+  // MPP, the Machine Payments Protocol (issue 23; docs/decisions.md "MPP")
+  'mpp:challenge-beside-x402':
+    "With TOLLGATE_MPP_METHODS set, an unpaid paid call's 402 carries a WWW-Authenticate: Payment challenge per method beside PAYMENT-REQUIRED, priced as the x402 offer (stripe only from Stripe's $0.50 minimum).",
+  'mpp:evm-pays':
+    "mppx's client pays with the evm method: one EIP-3009 settlement on chain after the call succeeded, a Payment-Receipt, the charge in the ledger.",
+  'mpp:stripe-pays':
+    "mppx's client pays with a Stripe shared payment token: the price is held on the card before the call and captured once after it succeeded.",
+  'mpp:replay-pays-once':
+    'A replayed MPP credential never pays twice: the same call gets its stored result, another call is refused.',
+  'mpp:refuses-foreign-challenges':
+    'A credential that does not echo a challenge this gateway issued for this action at this price is refused with a fresh challenge; nothing is paid.',
+  'mpp:mcp-pays-through-meta':
+    'Over MCP (/mcp/x402) the MPP challenges ride in _meta["org.paymentauth/payment-required"] beside the x402 challenge; mppx\'s MCP client pays with _meta["org.paymentauth/credential"] and gets _meta["org.paymentauth/receipt"].',
+  'mpp:declared':
+    'With MPP on, descriptors, the catalog, /openapi.json (a Payment security scheme), the MCP tool list and the server card declare it beside x402 and the API key.',
+  'mpp:race-pays-once':
+    'One MPP credential presented at once to two replicas on one PostgreSQL runs the call once and pays once (one transfer or one capture).',
+  'mpp:settlement-unknown-resumes':
+    'A capture (or settlement) whose outcome is unknown answers 503; the same credential resumes it: captured at most once, the stored result delivered, the charge recorded once.',
+  'mpp:config':
+    'TOLLGATE_MPP_* is off by default; a method without what it settles with (x402 for evm, the Stripe key and a network id for stripe) or without the secret stops start-up with the problem named.',
+  'mpp:no-charge-on-failure':
+    'A failed or refused MPP call moves no money: no settlement, the card hold cancelled.',
+  // x402 sessions: the batch-settlement scheme (issue 23; docs/decisions.md "x402 sessions")
+  'x402:session-offered':
+    "With TOLLGATE_X402_SESSIONS=on, every paid action's challenge offers batch-settlement beside exact, at the same price, with the receiver authorizer and withdrawal delay.",
+  'x402:session-pays':
+    'The official client opens a channel with one deposit (made only once its first call succeeded), pays later calls with vouchers (no transaction), and the gateway claims them in one batch and sweeps them once.',
+  'x402:session-no-charge-on-failure':
+    'A failed call commits nothing to the channel: the next call is paid by the same cumulative amount.',
+  'x402:session-replay-pays-once':
+    'A voucher presented again pays nothing more: it is refused with the corrective challenge (the channel state).',
+  'x402:session-mcp':
+    'Over MCP a session voucher in _meta["x402/payment"] pays a tool; the channel state comes back in _meta["x402/payment-response"].',
+  'x402:session-declared':
+    'With sessions on, descriptors and the server card declare the batch-settlement terms beside exact.',
+  'x402:session-race-pays-once':
+    'One session voucher presented at once to two replicas on one PostgreSQL runs the call once and is charged once.',
+  'x402:session-survives-replica-death':
+    'Vouchers served by a replica that is gone are claimed by a surviving replica, exactly once.',
+  'x402:session-refund':
+    "A payer's cooperative refund (the batch-settlement client's refund) returns what is left in its channel on chain, after its charged vouchers are claimed; no action runs, nothing is charged.",
+  'x402:session-config':
+    "TOLLGATE_X402_SESSIONS is off by default, needs x402, and keeps the withdrawal delay within the contract's range.",
+  'x402:session-survives-restart':
+    'Channel state lives in the database: calls go on after a restart and what was charged before it is claimed exactly once.',
   // receipts (docs/decisions.md "Receipts")
   'receipt:signed':
     'Every paid response carries a receipt (header / MCP _meta) signed by the gateway: transaction, action, amount, time, method, and for x402 the settlement hash.',
+  'receipt:x402-offer-receipt':
+    "x402 payments (exact and sessions) carry the offer-and-receipt extension's JWS receipt in PAYMENT-RESPONSE, verifiable with the published key; MPP payments carry it in Payment-Receipt (`jws`).",
   'receipt:verifiable':
     'A receipt verifies with only the public key published at /.well-known/tollgate-receipts.json; a tampered one does not.',
   'receipt:key':

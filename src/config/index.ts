@@ -4,6 +4,13 @@ import { type BillingConfig, billingConfig } from './billing.js';
 import { evmAddress, int, list, url, usd } from './fields.js';
 import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './llm.js';
 import { type OAuthConfig, oauthConfig } from './oauth.js';
+import {
+  type MppConfig,
+  mppConfig,
+  railsEnvShape,
+  type X402SessionConfig,
+  x402SessionConfig,
+} from './rails.js';
 import { type StorageConfig, storageConfig } from './storage.js';
 import { type X402Config, x402Config } from './x402.js';
 
@@ -201,6 +208,8 @@ export const envSchema = z.object({
   TOLLGATE_LLM_TIMEOUT_SECONDS: int(1, 3600).default(600),
   /** Largest chat-completions body (a long conversation with images can be several MB). */
   TOLLGATE_LLM_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(4 * 1024 * 1024),
+  // MPP and x402 sessions (src/config/rails.ts).
+  ...railsEnvShape,
   ...vendorShape,
 });
 
@@ -237,6 +246,10 @@ export interface Config {
   vendors: Record<VendorName, VendorConfig>;
   /** x402 payments; undefined when TOLLGATE_X402_PAY_TO is unset (then only API keys pay). */
   x402: X402Config | undefined;
+  /** The Machine Payments Protocol; undefined unless TOLLGATE_MPP_METHODS is set. */
+  mpp: MppConfig | undefined;
+  /** x402 sessions (batch-settlement); undefined unless TOLLGATE_X402_SESSIONS=on. */
+  x402Sessions: X402SessionConfig | undefined;
   llm: LlmConfig;
   oauth: OAuthConfig;
   /** Where stored files live: the data dir, or S3 (credentials from the AWS_* variables). */
@@ -324,6 +337,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const oauth = oauthConfig(env, sectionOk('TOLLGATE_OIDC_') ? problems : []);
   const storage = storageConfig(env.TOLLGATE_STORAGE_URL, source, problems);
   const billing = billingConfig(env, problems);
+  const mpp = mppConfig(env, { x402: x402 !== undefined, stripe: billing.stripe !== undefined }, problems);
+  const x402Sessions = x402SessionConfig(env, x402 !== undefined, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const host = env.TOLLGATE_HOST;
@@ -357,6 +372,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     welcomeCreditUsd: env.TOLLGATE_WELCOME_CREDIT_USD,
     vendors,
     x402,
+    mpp,
+    x402Sessions,
     llm: llmConfig(env, vendors.LLM),
     oauth,
     storage,
@@ -368,5 +385,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 export * from './billing.js';
 export * from './llm.js';
 export * from './oauth.js';
+export * from './rails.js';
 export * from './storage.js';
 export * from './x402.js';

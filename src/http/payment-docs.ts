@@ -1,6 +1,7 @@
 import { actions, findAction } from '../../catalog/index.js';
 import type { X402Config } from '../config/index.js';
 import { type Availability, availabilityKey, listed, type UnavailableListing } from '../run/availability.js';
+import type { PaymentRails } from '../run/rails.js';
 import { type PaymentTerms, paymentTerms } from '../run/x402/terms.js';
 import { openApiDocument } from './catalog-docs.js';
 
@@ -18,8 +19,12 @@ export interface PaymentDocs {
   openapi(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing): unknown;
 }
 
-export function paymentDocs(x402: X402Config | undefined, publicUrl: () => string): PaymentDocs {
-  const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(x402, a)]));
+export function paymentDocs(
+  x402: X402Config | undefined,
+  publicUrl: () => string,
+  rails?: PaymentRails,
+): PaymentDocs {
+  const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(x402, a, rails)]));
   // The catalog's listings are memoized per availability state: the terms are added once per listing object.
   const listings = new WeakMap<object, unknown>();
   let openapi: unknown;
@@ -38,7 +43,13 @@ export function paymentDocs(x402: X402Config | undefined, publicUrl: () => strin
       return l;
     },
     openapi(avail, mode) {
-      openapi ??= withOpenApiTerms(openApiDocument(publicUrl()), terms, publicUrl(), x402 !== undefined);
+      openapi ??= withOpenApiTerms(
+        openApiDocument(publicUrl()),
+        terms,
+        publicUrl(),
+        x402 !== undefined,
+        rails,
+      );
       const key = `${mode}|${availabilityKey(avail)}`;
       let doc = byAvailability.get(key);
       if (!doc) {
@@ -69,7 +80,13 @@ function withListingTerms(listing: unknown, terms: Terms): unknown {
  * price, and the protocols with their terms), and `PAYMENT-SIGNATURE` as a security scheme that may be used
  * instead of the API key.
  */
-function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, x402: boolean): unknown {
+function withOpenApiTerms(
+  doc: unknown,
+  terms: Terms,
+  publicUrl: string,
+  x402: boolean,
+  rails?: PaymentRails,
+): unknown {
   const d = structuredClone(doc) as {
     servers: unknown;
     paths: Record<string, { post?: Record<string, unknown> }>;
@@ -86,6 +103,16 @@ function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, x402: b
         'challenge (PAYMENT-REQUIRED header, same JSON in the body), sign it, and retry with it.',
     };
   }
+  if (rails?.mpp) {
+    // The Payment HTTP authentication scheme (draft-httpauth-payment): challenge in WWW-Authenticate on the 402.
+    d.components.securitySchemes.mpp = {
+      type: 'http',
+      scheme: 'Payment',
+      description:
+        'Machine Payments Protocol, no account needed: call without it to get the 402, whose WWW-Authenticate: ' +
+        'Payment challenges name the methods (evm, stripe); pay one and retry with Authorization: Payment <credential>.',
+    };
+  }
   for (const [path, item] of Object.entries(d.paths)) {
     const action = findAction(path.replace(/^\/api\/run\//, ''));
     const t = action && terms.get(action.id);
@@ -96,7 +123,9 @@ function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, x402: b
       currency: t.currency,
       protocols: t.protocols.map(({ protocol, ...rest }) => ({ [protocol]: rest })),
     };
-    if (x402) item.post.security = [{ apiKey: [] }, { x402: [] }];
+    const mpp = rails?.mpp && action && rails.mpp.terms(action) ? [{ mpp: [] }] : [];
+    if (x402 || mpp.length > 0)
+      item.post.security = [{ apiKey: [] }, ...(x402 ? [{ x402: [] }] : []), ...mpp];
   }
   return d;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Router } from 'express';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
-import type { Principal } from '../../auth/principal.js';
+import { ANONYMOUS, type Principal } from '../../auth/principal.js';
 import { actions } from '../../catalog/index.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import { unknownName } from '../lib/did-you-mean.js';
@@ -10,6 +10,7 @@ import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
+import { mppCredentialOf } from '../run/rails.js';
 import { RECEIPT_HEADER } from '../run/receipts.js';
 import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
@@ -55,7 +56,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   };
 
   // The catalog's descriptions with each paid action's payment terms (x402 and the API key).
-  const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl);
+  const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl, deps.run.rails);
 
   r.get('/api/run', (_req, res) => {
     res.json(docs.listing(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide')));
@@ -86,8 +87,13 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     const requestId = trackRequest(deps.log, req, res, req.url ?? '');
     let principal: Principal;
     let input: unknown;
+    // MPP: `Authorization: Payment <credential>` pays for the call (src/run/rails.ts); it names no account.
+    const { authorization } = req.headers;
+    const paid = mppCredentialOf(authorization);
+    const pa = req.headers['payment-authorization'];
+    const credential = paid ?? mppCredentialOf(typeof pa === 'string' ? pa : undefined);
     try {
-      principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      principal = paid ? ANONYMOUS : await deps.auth.fromAuthorization(authorization);
       input = await readJsonBody(req, bodyOpts);
     } catch (e) {
       return sendError(res, toGatewayError(e));
@@ -98,11 +104,12 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       if (!res.writableFinished) cancel.abort();
     });
     const key = req.headers['idempotency-key'];
-    const { outcome, paymentRequired, paymentResponse } = await executeCall(deps.run, deps.x402, {
+    const { outcome, paymentRequired, paymentResponse, rail } = await executeCall(deps.run, deps.x402, {
       actionId,
       input,
       principal,
       payment: req.headers['payment-signature'],
+      credential,
       transport: 'http',
       trace: req.headers,
       opts: {
@@ -114,9 +121,14 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     if (res.destroyed) return;
     // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
     // settlement receipt in PAYMENT-RESPONSE.
-    if (paymentRequired || paymentResponse) {
-      res.setHeader('Access-Control-Expose-Headers', `PAYMENT-REQUIRED, PAYMENT-RESPONSE, ${RECEIPT_HEADER}`);
+    if (paymentRequired || paymentResponse || rail) {
+      res.setHeader(
+        'Access-Control-Expose-Headers',
+        `PAYMENT-REQUIRED, PAYMENT-RESPONSE, WWW-Authenticate, Payment-Receipt, ${RECEIPT_HEADER}`,
+      );
     }
+    // MPP: its challenges (WWW-Authenticate: Payment …) beside x402's, or its Payment-Receipt.
+    for (const [k, v] of Object.entries(rail?.headers ?? {})) res.setHeader(k, v);
     if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
     if (paymentRequired) {
       res.setHeader('PAYMENT-REQUIRED', encodeChallenge(paymentRequired));

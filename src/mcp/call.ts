@@ -15,6 +15,7 @@ import { unknownName } from '../lib/did-you-mean.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability } from '../run/availability.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { MPP_CREDENTIAL_META } from '../run/rails.js';
 import { RECEIPT_META_KEY } from '../run/receipts.js';
 import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
@@ -118,6 +119,7 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
         input: args,
         principal,
         payment: meta?.[X402_PAYMENT_META],
+        credential: meta?.[MPP_CREDENTIAL_META],
         transport: 'mcp',
         trace: meta,
         opts: { idempotencyKey: key, signal, onProgress: progressSender(call) },
@@ -137,6 +139,13 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
  * the settlement receipt in `_meta`.
  */
 export function paidResult(r: CallResult): CallToolResult {
+  // MPP (src/run/rails.ts): its challenges or receipt ride in `_meta` beside x402's.
+  const res = paidResultX402(r);
+  if (r.rail?.meta) res._meta = { ...res._meta, ...r.rail.meta };
+  return res;
+}
+
+function paidResultX402(r: CallResult): CallToolResult {
   if (r.paymentRequired) {
     const challenge = r.paymentRequired as unknown as Record<string, unknown>;
     const res: CallToolResult = {

@@ -130,6 +130,10 @@ export function createMcpDoor(deps: McpDoorDeps): McpDoor {
         name: deps.serverName,
         version: deps.version,
         x402: deps.x402 !== undefined,
+        rails: [
+          ...(deps.run.rails?.sessions ? ['x402-session'] : []),
+          ...(deps.run.rails?.mpp ? ['mpp'] : []),
+        ],
         // The one listing rule (src/run/availability.ts `listed`), as tools/list and GET /api/run apply it.
         tools: () => {
           const avail = availability(deps.run.services);

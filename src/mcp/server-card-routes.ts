@@ -12,6 +12,8 @@ export interface ServerCardRouteDeps {
   name: string | undefined;
   version: string;
   x402: boolean;
+  /** Other accountless rails on /mcp/x402 (MPP, x402 sessions). */
+  rails?: readonly string[] | undefined;
   /** The tools the gateway lists now, and a key that changes with them (its availability). */
   tools: () => { key: string; names: ReadonlySet<string>; unavailable?: Record<string, string> | undefined };
 }

@@ -36,6 +36,8 @@ export interface CardSource {
   version: string;
   /** x402 configured: the accountless endpoint /mcp/x402 sells paid tools too. */
   x402: boolean;
+  /** Other accountless ways to pay on /mcp/x402 (`mpp`, `x402-session`: src/run/rails.ts). */
+  rails?: readonly string[] | undefined;
   /** The tools this gateway lists now (the live card); the registry template names every catalog tool. */
   tools?: ReadonlySet<string> | undefined;
   /** TOLLGATE_LIST_UNAVAILABLE=mark: the listed tools this gateway cannot run, with the reason. */
@@ -47,6 +49,11 @@ const TITLE = 'tollgate';
 function description(): string {
   const priced = actions.filter((a) => a.priceCents > 0).length;
   return `Pay-per-call tools for AI agents: ${priced} priced actions for web, property data, files, media, video.`;
+}
+
+/** Whether /mcp/x402 sells paid tools to callers without an account (x402, or another rail such as MPP). */
+function accountless(source: CardSource): boolean {
+  return source.x402 || (source.rails?.length ?? 0) > 0;
 }
 
 /** `https://mcp.acme.com/gw` → `com.acme.mcp/tollgate`. */
@@ -78,7 +85,10 @@ function catalogMeta(source: CardSource): Record<string, unknown> {
   return {
     ...(source.publicUrl ? { catalog_url: `${source.publicUrl}/api/run` } : {}),
     currency: 'USD',
-    payment: source.x402 ? ['api_key', 'oauth', 'x402'] : ['api_key', 'oauth'],
+    payment: [
+      ...(source.x402 ? ['api_key', 'oauth', 'x402'] : ['api_key', 'oauth']),
+      ...(source.rails ?? []),
+    ],
     price_cents: Object.fromEntries(
       actions.filter((a) => source.tools?.has(a.toolName) ?? true).map((a) => [a.toolName, a.priceCents]),
     ),
@@ -101,7 +111,10 @@ export function serverCard(source: CardSource & { publicUrl: string }): Record<s
     version: source.version,
     description: description(),
     title: TITLE,
-    remotes: [remote(MCP_PATH, [AUTHORIZATION_HEADER]), ...(source.x402 ? [remote(MCP_X402_PATH, [])] : [])],
+    remotes: [
+      remote(MCP_PATH, [AUTHORIZATION_HEADER]),
+      ...(accountless(source) ? [remote(MCP_X402_PATH, [])] : []),
+    ],
     _meta: { [CARD_META_KEY]: catalogMeta(source) },
   };
 }

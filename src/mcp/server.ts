@@ -59,10 +59,10 @@ export const PAYMENT_META_KEY = 'tollgate/payment';
  * Each paid tool's payment terms in `_meta` and, when x402 is configured, its x402 requirements as a challenge
  * would carry them.
  */
-function withPayment(tools: Tool[], x402: X402Deps | undefined): Tool[] {
+function withPayment(tools: Tool[], x402: X402Deps | undefined, rails?: RunDeps['rails']): Tool[] {
   return tools.map((tool) => {
     const action = actionForTool(tool.name);
-    const terms = action && paymentTerms(x402?.config, action);
+    const terms = action && paymentTerms(x402?.config, action, rails);
     if (!action || !terms) return tool;
     const requirements = advertisedPayment(x402, action.id);
     return {
@@ -90,7 +90,7 @@ function toolLister(deps: ServerDeps): (set: ToolSet) => { tools: Tool[] } {
     let list = built.get(key);
     if (!list) {
       const tools = set === 'compact' ? compactToolList() : fullToolList(avail, mark);
-      list = { tools: withPayment(tools, deps.x402) };
+      list = { tools: withPayment(tools, deps.x402, deps.run.rails) };
       if (built.size > 64) built.clear();
       built.set(key, list);
     }

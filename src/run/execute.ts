@@ -16,6 +16,7 @@ import { admit, openScope, type ScopeDeps } from './call-scope.js';
 import { extraFieldWarnings } from './extra-fields.js';
 import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
+import type { PaymentRails } from './rails.js';
 import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
@@ -42,6 +43,8 @@ export interface RunDeps extends ScopeDeps {
   log: Logger;
   /** Signs the receipt of every paid response (./receipts.ts); without it responses carry none. */
   receipts?: ReceiptSigner | undefined;
+  /** MPP and x402 sessions, when configured (./rails.ts): the x402 entry (./x402/call.ts) hands calls to them. */
+  rails?: PaymentRails | undefined;
 }
 
 export interface ExecuteOptions {

@@ -37,7 +37,7 @@ export interface X402Settlement {
   transaction: string;
   /** Atomic units settled. */
   amount: string;
-  scheme: 'exact' | 'upto';
+  scheme: 'exact' | 'upto' | 'batch-settlement';
 }
 
 export interface ReceiptFacts {
@@ -48,12 +48,21 @@ export interface ReceiptFacts {
   /** When the charge was made; defaults to now. */
   at?: number;
   x402?: X402Settlement | undefined;
+  /** Paid through the Machine Payments Protocol: the method and its reference (src/run/mpp). */
+  mpp?: { method: string; reference: string; challenge_id: string } | undefined;
+  /** The claim `payment_method` when it is not the principal's kind (an MPP payer is an accountless payer). */
+  paymentMethod?: string | undefined;
   replayed?: boolean;
 }
 
 export interface ReceiptSigner {
   /** The compact JWS of a receipt. */
   sign(facts: ReceiptFacts): string;
+  /**
+   * A compact JWS over another document with the same key (header `alg`, `kid` only): the x402 offer-and-receipt
+   * extension's receipt (src/run/standard-receipts.ts). The payload is JCS-canonical JSON (RFC 8785).
+   */
+  signPayload(payload: Record<string, unknown>): string;
   /** The public JWK Set to publish at RECEIPT_JWKS_PATH. */
   jwks(): { keys: Array<Record<string, unknown>> };
 }
@@ -94,6 +103,17 @@ export function parseReceiptKey(jwkJson: string): KeyObject {
 
 const b64url = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 
+/** JSON Canonicalization Scheme (RFC 8785) for the plain JSON of receipts: sorted keys, no whitespace. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
+
 /** RFC 7638 thumbprint of an EC public key: SHA-256 over its required members in lexical order. */
 function thumbprint(x: string, y: string): string {
   return createHash('sha256').update(`{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`).digest('base64url');
@@ -103,6 +123,7 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
   const pub = createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string; y: string };
   const kid = thumbprint(pub.x, pub.y);
   const header = b64url(JSON.stringify({ alg: 'ES256', typ: RECEIPT_TYPE, kid }));
+  const bareHeader = b64url(JSON.stringify({ alg: 'ES256', kid }));
   const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid, alg: 'ES256', use: 'sig' }] };
   // JWS wants the raw r‖s form of an ECDSA signature (RFC 7518 §3.4), not DER.
   const key = { key: privateKey, dsaEncoding: 'ieee-p1363' as const };
@@ -117,12 +138,17 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
         amount_micros: f.chargedMicros,
         charged_cents: microsToCents(f.chargedMicros),
         currency: 'USD',
-        payment_method: p.kind,
+        payment_method: f.paymentMethod ?? p.kind,
       };
       if (p.kind !== 'anonymous') claims.account = p.accountId;
       if (f.x402) claims.x402 = f.x402;
+      if (f.mpp) claims.mpp = f.mpp;
       if (f.replayed) claims.replayed = true;
       const input = `${header}.${b64url(JSON.stringify(claims))}`;
+      return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+    },
+    signPayload(payload) {
+      const input = `${bareHeader}.${b64url(canonicalJson(payload))}`;
       return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
     },
     jwks: () => jwks,

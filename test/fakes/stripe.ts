@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type HostedPages, hostedPage } from './stripe-hosted.js';
 import { type Reversals, reversals } from './stripe-reversals.js';
+import { sptResources } from './stripe-spt.js';
 import {
   invalid,
   type Json,
@@ -458,12 +459,16 @@ function resources(s: FakeState) {
     return { types: ['card'], automatic: { enabled: true, allow_redirects: redirects } };
   }
 
+  const sptRoutes = sptResources(s);
   const api = {
     get,
     put,
     charge,
     ...reversals(s, get, put),
     async route(method: string, path: string, p: Json): Promise<Json> {
+      // Shared payment tokens and the payment intents they pay (MPP's stripe method): ./stripe-spt.ts.
+      const spt = await sptRoutes.route(method, path, p);
+      if (spt) return spt;
       const parts = path.split('/').slice(1);
       if (parts[0] !== 'v1') throw missing('route', path);
       // Namespaced resources (checkout/sessions) take two segments.

@@ -23,6 +23,9 @@ export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 /** Canonical addresses of Permit2 and x402's upto proxy (the `upto` scheme), as @x402/evm expects them. */
 export const PERMIT2: Address = '0x000000000022D473030F116dDEE9F6B43aC78BA3';
 export const UPTO_PROXY: Address = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002';
+/** Canonical addresses of x402's batch-settlement contract and its ERC-3009 deposit collector (sessions). */
+export const BATCH_SETTLEMENT: Address = '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003';
+export const ERC3009_COLLECTOR: Address = '0x4020806089470a89826cB9fB1f4059150b550004';
 /** anvil's well-known dev account #0 (10 000 ETH): the facilitator's gas payer in tests. Not a secret. */
 export const DEV_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
@@ -33,7 +36,14 @@ interface Artifact {
 const ARTIFACTS = JSON.parse(
   readFileSync(join(import.meta.dirname, '..', 'fakes', 'evm', 'artifacts.json'), 'utf8'),
 ) as {
-  contracts: { MockUSDC: Artifact; MiniMulticall3: Artifact; MiniPermit2: Artifact; MiniUptoProxy: Artifact };
+  contracts: {
+    MockUSDC: Artifact;
+    MiniMulticall3: Artifact;
+    MiniPermit2: Artifact;
+    MiniUptoProxy: Artifact;
+    MiniBatchSettlement: Artifact;
+    MiniErc3009Collector: Artifact;
+  };
 };
 export const USDC_ABI = ARTIFACTS.contracts.MockUSDC.abi;
 
@@ -111,10 +121,13 @@ export async function startChain(chainId = 8453): Promise<TestChain> {
     method: 'anvil_setCode' as never,
     params: [MULTICALL3, ARTIFACTS.contracts.MiniMulticall3.runtime] as never,
   });
-  // The `upto` scheme's contracts (test/fakes/evm/MiniPermit2.sol, MiniUptoProxy.sol) at their canonical addresses.
+  // The `upto` scheme's contracts (test/fakes/evm/MiniPermit2.sol, MiniUptoProxy.sol) and the `batch-settlement`
+  // scheme's (MiniBatchSettlement.sol) at their canonical addresses.
   for (const [address, artifact] of [
     [PERMIT2, ARTIFACTS.contracts.MiniPermit2],
     [UPTO_PROXY, ARTIFACTS.contracts.MiniUptoProxy],
+    [BATCH_SETTLEMENT, ARTIFACTS.contracts.MiniBatchSettlement],
+    [ERC3009_COLLECTOR, ARTIFACTS.contracts.MiniErc3009Collector],
   ] as const) {
     await client.request({ method: 'anvil_setCode' as never, params: [address, artifact.runtime] as never });
   }

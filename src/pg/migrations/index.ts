@@ -1,5 +1,6 @@
 import { LEDGER_MIGRATIONS } from './ledger.js';
 import { REPLICA_MIGRATIONS } from './replicas.js';
+import { SESSION_MIGRATIONS } from './sessions.js';
 import { SIGN_IN_MIGRATIONS } from './sign-in.js';
 import { STORE_MIGRATIONS } from './stores.js';
 
@@ -16,5 +17,6 @@ export const MIGRATIONS: readonly PgMigration[] = [
   ...LEDGER_MIGRATIONS,
   ...SIGN_IN_MIGRATIONS,
   ...STORE_MIGRATIONS,
+  ...SESSION_MIGRATIONS,
   ...REPLICA_MIGRATIONS,
 ];

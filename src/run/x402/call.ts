@@ -8,6 +8,7 @@ import { centsToMicros } from '../../lib/money.js';
 import { type PaymentLabel, type TraceCarrier, UNKNOWN_ACTION } from '../../ops/telemetry.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
 import { observeCall } from '../observe.js';
+import { mppPaymentRequired } from '../rails.js';
 import { signReceipt } from '../receipts.js';
 import { paymentRequired } from '../refusals.js';
 import { x402AccountId } from './accounts.js';
@@ -52,6 +53,8 @@ export interface CallRequest {
    * a base64 string). Ignored when the caller has an account (it pays from its balance) or the action is free.
    */
   payment?: unknown;
+  /** An MPP credential (`Authorization: Payment …`, or MCP `_meta["org.paymentauth/credential"]`), if any. */
+  credential?: unknown;
   /** Sets the challenge's `resource.url`: the action's URL over HTTP, `mcp://tool/{name}` over MCP. */
   transport: Transport;
   opts?: ExecuteOptions;
@@ -87,28 +90,24 @@ async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallReque
   if (action?.access !== 'paid' || req.principal.kind !== 'anonymous') {
     return { outcome: await execute(run, req.actionId, req.input, req.principal, opts) };
   }
-  if (!x402) {
+  const quote = x402 && quoteOf(run, x402, action, req.transport);
+  // Another rail's credential (MPP: ../rails.ts); its evm method pays through x402's own path below.
+  const mpp = run.rails?.mpp;
+  if (mpp && present(req.credential)) {
+    const call = { input: req.input, transport: req.transport, opts };
+    const payX402 = x402 && quote && ((payment: unknown) => pay(run, x402, quote, { ...req, payment }, opts));
+    return mpp.pay({ run, action, credential: req.credential, call, quote, payX402 });
+  }
+  if (!x402 || !quote) {
     const outcome = await execute(run, action.id, req.input, ANONYMOUS, opts);
     if (outcome.ok || outcome.error.code !== 'payment_required') return { outcome };
-    return { outcome: { ok: false, error: paymentRequired(action, { enabled: false }) } };
+    const rail = railChallenges(run, action, req.transport);
+    const error = rail.rail ? mppPaymentRequired(action) : paymentRequired(action, { enabled: false });
+    return { outcome: { ok: false, error }, ...rail };
   }
-  const offer = offerFor(x402.config, action);
-  const resource: ResourceInfo = {
-    url:
-      req.transport === 'mcp'
-        ? `mcp://tool/${action.toolName}`
-        : `${run.services.publicUrl}/api/run/${action.id}`,
-    description: priceDescription(action),
-    mimeType: 'application/json',
-  };
-  const { extensions } = discoveryFor(action, req.transport);
-  const quote: Quote = {
-    action,
-    offer,
-    challenge: (error) => challengeFor(offer, resource, error, extensions),
-  };
+  const { offer } = quote;
 
-  if (req.payment === undefined || req.payment === null || req.payment === '') {
+  if (!present(req.payment)) {
     // Validation first: a request that cannot run is a 400, not an invitation to pay.
     const outcome = await execute(run, action.id, req.input, ANONYMOUS, opts);
     if (outcome.ok || outcome.error.code !== 'payment_required') return { outcome };
@@ -118,9 +117,41 @@ async function dispatch(run: RunDeps, x402: X402Deps | undefined, req: CallReque
         error: paymentRequired(action, { enabled: true, accepts: [offer.requirements] }),
       },
       paymentRequired: quote.challenge('Payment required'),
+      ...railChallenges(run, action, req.transport),
     };
   }
   return pay(run, x402, quote, req, opts);
+}
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== '';
+}
+
+/** The challenges of the other rails (MPP) for an unpaid call, beside x402's. */
+function railChallenges(run: RunDeps, action: Action, transport: Transport): Pick<CallResult, 'rail'> {
+  const parts = run.rails?.mpp?.challenge(action, transport);
+  return parts ? { rail: parts } : {};
+}
+
+/** What an x402 payer is asked for an action: the `exact` offer, and the session terms when sessions are on. */
+function quoteOf(run: RunDeps, x402: X402Deps, action: Action, transport: Transport): Quote {
+  const offer = offerFor(x402.config, action);
+  const resource: ResourceInfo = {
+    url:
+      transport === 'mcp'
+        ? `mcp://tool/${action.toolName}`
+        : `${run.services.publicUrl}/api/run/${action.id}`,
+    description: priceDescription(action),
+    mimeType: 'application/json',
+  };
+  const { extensions } = discoveryFor(action, transport);
+  const session = run.rails?.sessions?.requirements(action);
+  return {
+    action,
+    offer,
+    resource,
+    challenge: (error) => challengeFor(offer, resource, error, extensions, session ? [session] : undefined),
+  };
 }
 
 /** The payment requirements of a paid action, for advertising its x402 price (MCP tool `_meta`). */
@@ -141,6 +172,12 @@ async function pay(
   opts: ExecuteOptions,
 ): Promise<CallResult> {
   const { action, offer } = quote;
+  // A session voucher or deposit (x402 batch-settlement: ../rails.ts) is paid by the session rail.
+  const sessions = run.rails?.sessions;
+  if (sessions?.accepts(req.payment)) {
+    const call = { input: req.input, transport: req.transport, opts };
+    return sessions.pay({ run, x402, quote, payment: req.payment, call });
+  }
   const decoded = decodePayment(req.payment);
   if (!decoded.ok) return refusedResult(quote, { reason: 'invalid_payload', message: decoded.message });
   const payment = decoded.payment;
@@ -283,6 +320,7 @@ async function resume(
     payload: row.payload,
     requirements: row.requirements,
     markSettled: false,
+    resourceUrl: quote.resource.url,
   });
   switch (s.kind) {
     case 'changed':

@@ -25,7 +25,17 @@ export interface BuiltinFacilitatorOptions {
   confirmationTimeoutMs: number;
 }
 
-export function builtinFacilitator(opts: BuiltinFacilitatorOptions): Facilitator & { address: string } {
+/** The built-in facilitator's parts, for a scheme registered later (x402 sessions, ../sessions). */
+export interface BuiltinFacilitatorCore {
+  facilitator: x402Facilitator;
+  signer: ReturnType<typeof toFacilitatorEvmSigner>;
+  /** Signs as the receiver authorizer of session channels (EIP-712), the gas payer's key. */
+  account: ReturnType<typeof privateKeyToAccount>;
+}
+
+export function builtinFacilitator(
+  opts: BuiltinFacilitatorOptions,
+): Facilitator & { address: string; core: BuiltinFacilitatorCore } {
   const account = privateKeyToAccount(opts.signerKey, { nonceManager });
   const chain = defineChain({
     id: opts.chainId,
@@ -64,5 +74,9 @@ export function builtinFacilitator(opts: BuiltinFacilitatorOptions): Facilitator
     settle: (p, r) => facilitator.settle(p, r),
     getSupported: async () => facilitator.getSupported() as SupportedResponse,
   };
-  return { ...classifyingFacilitator(client), address: account.address };
+  return {
+    ...classifyingFacilitator(client),
+    address: account.address,
+    core: { facilitator, signer, account },
+  };
 }

@@ -33,6 +33,8 @@ export interface Facilitator {
    * or undefined when the facilitator does not support `upto` there (or cannot be asked right now).
    */
   uptoAddress(network: string): Promise<string | undefined>;
+  /** The wire client itself: x402 sessions drive it through the official x402ResourceServer (../sessions). */
+  client: FacilitatorClient;
   close(): Promise<void>;
 }
 
@@ -121,6 +123,7 @@ export function classifyingFacilitator(
       }
       return { kind: 'failed', receipt: res };
     },
+    client,
     close,
   };
 }

@@ -1,10 +1,18 @@
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+} from '@x402/core/types';
 import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
 import type { X402Config } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
 import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
+import type { RailParts } from '../rails.js';
 import { paymentRequired } from '../refusals.js';
+import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
 import type { DecodedPayment } from './codec.js';
 import { causeForLog, type Facilitator } from './facilitator.js';
@@ -31,11 +39,15 @@ export interface CallResult {
   paymentRequired?: PaymentRequired;
   /** Settlement receipt: HTTP PAYMENT-RESPONSE; MCP `_meta["x402/payment-response"]`. */
   paymentResponse?: SettleResponse;
+  /** What another rail adds (MPP challenges and receipts: headers over HTTP, `_meta` over MCP; ../rails.ts). */
+  rail?: RailParts;
 }
 
 export interface Quote {
   action: Action;
   offer: Offer;
+  /** What the payment pays for (`resource` of the challenge): the action's URL, or `mcp://tool/{name}`. */
+  resource: ResourceInfo;
   /** Builds the challenge (with the reason a payment was refused). */
   challenge(error: string): PaymentRequired;
 }
@@ -162,6 +174,7 @@ export class X402Gate implements CallPayment {
         requirements: this.quote.offer.requirements,
         // Marked settled by collect(), together with the result, once the action has run.
         markSettled: false,
+        resourceUrl: this.quote.resource.url,
       });
       this.onSettleFailure(s, 'the payment could not be settled');
       this.state = 'prepaid';
@@ -194,6 +207,7 @@ export class X402Gate implements CallPayment {
       requirements: offer.requirements,
       envelope,
       markSettled: true,
+      resourceUrl: this.quote.resource.url,
     });
     this.onSettleFailure(s, 'the payment could not be settled, so the result is withheld');
     this.state = 'settled';
@@ -292,6 +306,8 @@ export async function settlePayment(
     requirements: PaymentRequirements;
     envelope?: Envelope;
     markSettled: boolean;
+    /** The paid resource: the receipt (kept, and replayed as it is) gets the offer-and-receipt extension's. */
+    resourceUrl?: string;
   },
 ): Promise<SettleStep> {
   if (
@@ -301,9 +317,11 @@ export async function settlePayment(
   }
   const s = await x402.facilitator.settle(p.payload, p.requirements);
   switch (s.kind) {
-    case 'settled':
-      if (p.markSettled) await x402.payments.transition(p.key, 'settling', 'settled', { receipt: s.receipt });
-      return s;
+    case 'settled': {
+      const receipt = p.resourceUrl ? withOfferReceipt(run, s.receipt, p.resourceUrl) : s.receipt;
+      if (p.markSettled) await x402.payments.transition(p.key, 'settling', 'settled', { receipt });
+      return { kind: 'settled', receipt };
+    }
     case 'failed':
       await x402.payments.transition(p.key, 'settling', 'failed', { receipt: s.receipt });
       return s;

@@ -68,8 +68,15 @@ export function challengeFor(
   resource: ResourceInfo,
   error: string,
   extensions?: Record<string, unknown>,
+  /** More ways to pay with x402 beside `exact` (a session's `batch-settlement` terms). */
+  more?: PaymentRequirements[],
 ): PaymentRequired {
-  const pr: PaymentRequired = { x402Version: 2, error, resource, accepts: [offer.requirements] };
+  const pr: PaymentRequired = {
+    x402Version: 2,
+    error,
+    resource,
+    accepts: [offer.requirements, ...(more ?? [])],
+  };
   if (extensions) pr.extensions = extensions;
   return pr;
 }

@@ -1,5 +1,6 @@
 import type { Action } from '../../../catalog/index.js';
 import type { X402Config } from '../../config/index.js';
+import type { PaymentRails } from '../rails.js';
 import { offerFor } from './requirements.js';
 
 // How a paid action may be paid, for every machine-readable description of it (the descriptor, the catalog,
@@ -36,7 +37,7 @@ export interface PaymentTerms {
   price_cents: number;
   currency: 'USD';
   /** Charged only on success; the API key pays from the account balance, x402 needs no account. */
-  protocols: Array<X402Terms | ApiKeyTerms>;
+  protocols: Array<X402Terms | ApiKeyTerms | RailTerms>;
 }
 
 const API_KEY: ApiKeyTerms = {
@@ -46,8 +47,15 @@ const API_KEY: ApiKeyTerms = {
   format: 'Bearer tg_sk_…',
 };
 
+/** The terms of another rail (x402 sessions, MPP: ../rails.ts), as that rail declares them. */
+export type RailTerms = Record<string, unknown> & { protocol: string };
+
 /** The payment terms of a paid action; undefined for free ones. */
-export function paymentTerms(x402: X402Config | undefined, action: Action): PaymentTerms | undefined {
+export function paymentTerms(
+  x402: X402Config | undefined,
+  action: Action,
+  rails?: PaymentRails,
+): PaymentTerms | undefined {
   if (action.access !== 'paid') return undefined;
   const protocols: PaymentTerms['protocols'] = [];
   if (x402) {
@@ -66,6 +74,8 @@ export function paymentTerms(x402: X402Config | undefined, action: Action): Paym
       mcp_meta_key: 'x402/payment',
     });
   }
+  for (const t of [rails?.sessions?.terms(action), rails?.mpp?.terms(action)])
+    if (t) protocols.push(t as RailTerms);
   protocols.push(API_KEY);
   return { price_mode: 'fixed', price_cents: action.priceCents, currency: 'USD', protocols };
 }

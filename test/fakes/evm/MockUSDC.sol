@@ -5,7 +5,7 @@ pragma solidity ^0.8.20;
 /// the same EIP-712 domain ("USD Coin", "2", chain id, this address), the same typehash, both
 /// transferWithAuthorization overloads, the same revert strings (the x402 facilitator maps them to reasons by
 /// regex) and the Transfer event it looks for in the receipt; plus ERC-20 approve/transferFrom for Permit2 (the
-/// `upto` scheme). Metadata is constant, not storage, so the runtime code works when placed at Base's USDC
+/// `upto` scheme), and receiveWithAuthorization (the `batch-settlement` scheme's deposit collector). Metadata is constant, not storage, so the runtime code works when placed at Base's USDC
 /// address with anvil_setCode (no constructor runs). `mint` is open.
 contract MockUSDC {
     event Transfer(address indexed from, address indexed to, uint256 value);
@@ -14,6 +14,10 @@ contract MockUSDC {
     bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         keccak256(
             "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
+        );
+    bytes32 public constant RECEIVE_WITH_AUTHORIZATION_TYPEHASH =
+        keccak256(
+            "ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
         );
     bytes32 private constant DOMAIN_TYPEHASH =
         keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
@@ -89,7 +93,16 @@ contract MockUSDC {
         bytes32 r,
         bytes32 s
     ) external {
-        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, abi.encodePacked(r, s, v));
+        _transferWithAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            abi.encodePacked(r, s, v)
+        );
     }
 
     function transferWithAuthorization(
@@ -101,10 +114,43 @@ contract MockUSDC {
         bytes32 nonce,
         bytes memory signature
     ) external {
-        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, signature);
+        _transferWithAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            signature
+        );
+    }
+
+    /// EIP-3009 receiveWithAuthorization: as transferWithAuthorization, but only the payee may submit it.
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
+    ) external {
+        require(to == msg.sender, "FiatTokenV2: caller must be the payee");
+        _transferWithAuthorization(
+            RECEIVE_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            signature
+        );
     }
 
     function _transferWithAuthorization(
+        bytes32 typehash,
         address from,
         address to,
         uint256 value,
@@ -116,9 +162,7 @@ contract MockUSDC {
         require(block.timestamp > validAfter, "FiatTokenV2: authorization is not yet valid");
         require(block.timestamp < validBefore, "FiatTokenV2: authorization is expired");
         require(!_used[from][nonce], "FiatTokenV2: authorization is used or canceled");
-        bytes32 structHash = keccak256(
-            abi.encode(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce)
-        );
+        bytes32 structHash = keccak256(abi.encode(typehash, from, to, value, validAfter, validBefore, nonce));
         bytes32 digest = keccak256(abi.encodePacked("\x19\x01", DOMAIN_SEPARATOR(), structHash));
         require(_recover(digest, signature) == from, "FiatTokenV2: invalid signature");
         _used[from][nonce] = true;

@@ -7,7 +7,13 @@ import solc from 'solc';
 //   npx tsx test/fakes/evm/build.ts
 
 const DIR = import.meta.dirname;
-const SOURCES = ['MockUSDC.sol', 'MiniMulticall3.sol', 'MiniPermit2.sol', 'MiniUptoProxy.sol'];
+const SOURCES = [
+  'MockUSDC.sol',
+  'MiniMulticall3.sol',
+  'MiniPermit2.sol',
+  'MiniUptoProxy.sol',
+  'MiniBatchSettlement.sol',
+];
 
 interface SolcOutput {
   errors?: Array<{ severity: string; formattedMessage: string }>;
