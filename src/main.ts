@@ -260,8 +260,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   };
   const auth = watchedAuth(createAuthenticator(ledger), health);
   let accountSignIn: OtherSignIn | undefined;
-  // OAuth for MCP hosts: the authorization server's access tokens are for the /mcp resource (their audience),
-  // so only the MCP door's Authenticator accepts them; the HTTP shim and the model router take API keys.
+  // OAuth for MCP hosts: its access tokens are for /mcp (their audience); the shim and the router take API keys.
   const clientMetadata = createMetadataFetcher({ allow: config.fetchAllow, ca: opts.metadataFetchCa });
   const oauth = await createAuthorizationServer({
     state,

@@ -40,6 +40,9 @@ beforeAll(async () => {
       TOLLGATE_MPP_METHODS: 'evm,stripe',
       TOLLGATE_MPP_SECRET_KEY: SECRET,
       TOLLGATE_MPP_STRIPE_NETWORK_ID: 'profile_test_tollgate',
+      // videoasm/render's handler is replaced below; a key makes it available (and listed) as configured.
+      TOLLGATE_CUEFRAME_API_KEY: 'test',
+      TOLLGATE_CUEFRAME_BASE_URL: 'http://127.0.0.1:9',
     },
     handlers: {
       'scraperC/scrape': async () => {
