@@ -11,7 +11,7 @@ import type { StateDb } from '../src/backend.js';
 import { openState } from '../src/cli/state.js';
 import { loadConfig } from '../src/config/index.js';
 import { systemClock } from '../src/lib/clock.js';
-import { openPaymentStore } from '../src/run/x402/payments.js';
+import { openPaymentStore } from '../src/run/x402/payment-store.js';
 import type { BenchModule } from './types.js';
 
 // The stores a paid call reads or writes, in CPU time per operation (robust to a shared machine, unlike wall

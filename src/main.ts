@@ -24,7 +24,6 @@ import { createHttpServer } from './http/server.js';
 import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
@@ -85,8 +84,6 @@ export interface Gateway {
   mcp: McpDoor;
   /** Where the state lives (SQLite or PostgreSQL). */
   state: StateDb;
-  /** The SQLite database (tests read it); throws on PostgreSQL. */
-  readonly db: SqliteDb;
   run: RunDeps;
   log: Logger;
   /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
@@ -158,8 +155,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
       : x402Payments;
   if (x402 && !opts.skipRecovery) {
-    // x402 payments mid-call in a dead process: unused ones are released; a settlement in progress is unknown.
-    const r = await x402.payments.recover();
+    // x402 payments mid-call in a dead process (this replica's previous run, or a replica whose lease expired):
+    // unused ones are released; a settlement in progress is unknown.
+    const r = await x402.payments.recover(true);
     if (r.released + r.unknown > 0) log.warn(r, 'x402: recovered payments left by a previous process');
   }
 
@@ -407,9 +405,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       })
       .catch((err) => log.error({ err }, 'sweep failed'));
     x402?.payments.purge(clock.now()).catch((err) => log.error({ err }, 'x402 purge failed'));
-    // PostgreSQL: payments a dead replica left mid-call (its lease expired) are recovered by the survivors.
-    if (state.kind === 'postgres')
-      x402?.payments.recover().catch((err) => log.error({ err }, 'x402 recovery'));
+    // Payments a dead replica left mid-call (its lease expired) are recovered by the survivors (on SQLite, a
+    // cluster of one, there are none); this replica's own are its running calls and stay theirs.
+    x402?.payments.recover(false).catch((err) => log.error({ err }, 'x402 recovery'));
   }, config.sweepIntervalMs);
   sweeper.unref();
 
@@ -425,10 +423,6 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     money,
     mcp,
     state,
-    get db(): SqliteDb {
-      if (state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
-      return state.db;
-    },
     run,
     log,
     x402,

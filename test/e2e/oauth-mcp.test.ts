@@ -4,7 +4,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/lib/hash.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { INITIALIZE, MemoryOAuthProvider, mcpPost, signInAndConsent } from './oauth-helpers.js';
 
 // An MCP host that knows only the /mcp URL, played by the official SDK clients' OAuth support (v2, and v1 as
@@ -106,7 +106,7 @@ describe.each(['v2', 'v1'] as const)('an MCP host on the %s SDK', (kind) => {
   it('[oauth:refresh-rotation] an expired access token is refreshed by the host and the call goes through', async () => {
     const old = provider.tokens();
     const past = Math.floor(Date.now() / 1000) - 5;
-    t.gw.db
+    sqliteOf(t.gw)
       .prepare(
         `UPDATE oauth_store SET payload = json_set(payload, '$.exp', ?), expires_at = ? WHERE model = 'AccessToken' AND id_hash = ?`,
       )

@@ -6,6 +6,7 @@ import { createApiKey } from '../../auth/api-keys.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { parseUsdToMicros } from '../../src/lib/money.js';
+import type { SqliteDb } from '../../src/lib/sqlite.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 
@@ -57,12 +58,21 @@ export function testConfig(env: Record<string, string> = {}, dataDir?: string): 
   });
 }
 
+/**
+ * The gateway's SQLite database itself (its ledger's connection), for tests about the file (what is on disk, the
+ * ledger's own tables); a store's rows are read through `gw.state.stores` on either backend. Throws on PostgreSQL.
+ */
+export function sqliteOf(gw: Gateway): SqliteDb {
+  if (gw.state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
+  return gw.state.db;
+}
+
 const PG_BY_DATA_DIR = new Map<string, TestDatabase>();
 
 export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
   // TOLLGATE_TEST_BACKEND=postgres runs every gateway test on a PostgreSQL database instead of SQLite (a
   // whole-suite check of the second backend; the store suites run on both backends always). A restart on the
-  // same data dir finds the same database. Tests that read the SQLite file itself (`gw.db`) fail there.
+  // same data dir finds the same database. Tests that read the SQLite file itself (`sqliteOf`) fail there.
   const pg = process.env.TOLLGATE_TEST_BACKEND === 'postgres' && !opts.env?.TOLLGATE_DATABASE_URL;
   const reused = pg && opts.dataDir ? PG_BY_DATA_DIR.get(opts.dataDir) : undefined;
   const pgDb = pg ? (reused ?? (await createTestDatabase('tg_gw'))) : undefined;

@@ -16,7 +16,7 @@ import {
   tokenRequest,
 } from '../e2e/oauth-helpers.js';
 import { listenUpstream, type Upstream, upstreamEnv } from '../e2e/oauth-upstream.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // Federated sign-in against a real OpenID Connect provider run by the test (oidc-provider on 127.0.0.1).
 
@@ -116,7 +116,7 @@ describe('sign in with an upstream OpenID Connect provider', () => {
     up.issuedTokens.length = 0;
     const ours = await federatedTokens();
     expect(up.issuedTokens.length).toBeGreaterThan(0);
-    t.gw.db.pragma('wal_checkpoint(PASSIVE)');
+    sqliteOf(t.gw).pragma('wal_checkpoint(PASSIVE)');
     const db = ['tollgate.db', 'tollgate.db-wal']
       .map((f) => {
         try {

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../src/lib/hash.js';
 import { createLogger } from '../../src/log.js';
 import { connectClient } from '../e2e/mcp-clients.js';
 import { CookieJar, connectedClient, hop, INITIALIZE, mcpPost } from '../e2e/oauth-helpers.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // /mcp as the resource server for OAuth access tokens: audience, expiry, scope, where the tokens are accepted,
 // the per-client daily limit, the account they charge, and what the database and the logs hold of them.
@@ -35,7 +35,7 @@ afterAll(() => t.close());
 
 /** Edits a stored access token in place, as the authorization server would have issued it differently. */
 function rewriteToken(token: string, sql: string): void {
-  const n = t.gw.db
+  const n = sqliteOf(t.gw)
     .prepare(`UPDATE oauth_store SET ${sql} WHERE model = 'AccessToken' AND id_hash = ?`)
     .run(sha256Hex(token)).changes;
   expect(n).toBe(1);
@@ -175,7 +175,7 @@ describe('secrets at rest and in logs', () => {
     });
     const second = (await refreshed.json()) as { access_token: string; refresh_token: string };
     expect((await mcpPost(t.url, second.access_token, INITIALIZE)).status).toBe(200);
-    t.gw.db.pragma('wal_checkpoint(PASSIVE)');
+    sqliteOf(t.gw).pragma('wal_checkpoint(PASSIVE)');
     const files = ['tollgate.db', 'tollgate.db-wal']
       .map((f) => {
         try {
