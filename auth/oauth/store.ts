@@ -1,7 +1,8 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { StateDb } from '../../src/backend.js';
+import { excluded } from '../../src/db/open.js';
 import { prepare } from '../../src/db/prepared.js';
-import type { OAuthStoreTable, StoreDb } from '../../src/db/schema.js';
+import type { Database, OAuthStoreTable, StoreDb } from '../../src/db/schema.js';
 import { getOrCreate } from '../../src/db/secrets.js';
 import { sha256Hex } from '../../src/lib/hash.js';
 
@@ -75,6 +76,8 @@ const BEARER_MODELS = new Set([
 /** Sessions last a day; the record of how one signed in is kept two. */
 const SESSION_KEY_TTL_MS = 2 * 86_400_000;
 
+type SessionKey = Database['oauth_session_keys'];
+
 interface StoredRow {
   payload: string;
   expires_at: number | null;
@@ -93,23 +96,22 @@ function live(row: StoredRow | undefined): AdapterPayload | undefined {
 type By = { model: string; key: string };
 
 function statements(db: StoreDb) {
-  const row = ['payload', 'expires_at', 'consumed_at'] as const;
-  const from = db.selectFrom('oauth_store').select(row);
+  const from = db.selectFrom('oauth_store').select(['payload', 'expires_at', 'consumed_at']);
   return {
     find: prepare(db, (p: By) => from.where('model', '=', p.model).where('id_hash', '=', p.key)),
     findByUid: prepare(db, (p: By) => from.where('model', '=', p.model).where('uid', '=', p.key)),
     findByUserCode: prepare(db, (p: By) => from.where('model', '=', p.model).where('user_code', '=', p.key)),
-    grantKey: prepare(db, (p: { grantId: string }) =>
-      db.selectFrom('oauth_grant_keys').select('key_id').where('grant_id', '=', p.grantId),
+    grantKey: prepare(db, (p: { id: string }) =>
+      db.selectFrom('oauth_grant_keys').select('key_id').where('grant_id', '=', p.id),
     ),
-    dailyLimit: prepare(db, (p: { accountId: string; clientId: string }) =>
+    dailyLimit: prepare(db, (p: { account: string; client: string }) =>
       db
         .selectFrom('oauth_client_limits')
         .select('daily_limit_micros')
-        .where('account_id', '=', p.accountId)
-        .where('client_id', '=', p.clientId),
+        .where('account_id', '=', p.account)
+        .where('client_id', '=', p.client),
     ),
-    upsert: prepare(db, (p: Omit<OAuthStoreTable, 'consumed_at'>) =>
+    upsert: prepare(db, (p: OAuthStoreTable) =>
       db
         .insertInto('oauth_store')
         .values({
@@ -124,20 +126,24 @@ function statements(db: StoreDb) {
           consumed_at: null,
         })
         .onConflict((oc) =>
-          oc.columns(['model', 'id_hash']).doUpdateSet((eb) => ({
-            payload: eb.ref('excluded.payload'),
-            grant_id: eb.ref('excluded.grant_id'),
-            uid: eb.ref('excluded.uid'),
-            user_code: eb.ref('excluded.user_code'),
-            account_id: eb.ref('excluded.account_id'),
-            expires_at: eb.ref('excluded.expires_at'),
-          })),
+          oc
+            .columns(['model', 'id_hash'])
+            .doUpdateSet(
+              excluded<OAuthStoreTable>(
+                'payload',
+                'grant_id',
+                'uid',
+                'user_code',
+                'account_id',
+                'expires_at',
+              ),
+            ),
         ),
     ),
   };
 }
 
-export class SqlOAuthStore implements OAuthStore {
+class SqlOAuthStore implements OAuthStore {
   private readonly q: ReturnType<typeof statements>;
 
   constructor(private readonly db: StoreDb) {
@@ -169,6 +175,7 @@ export class SqlOAuthStore implements OAuthStore {
       user_code: payload.userCode ?? null,
       account_id: model === 'Grant' ? (payload.accountId ?? null) : null,
       expires_at: expiresInSeconds === undefined ? null : Date.now() + expiresInSeconds * 1000,
+      consumed_at: null,
     });
   }
 
@@ -187,20 +194,21 @@ export class SqlOAuthStore implements OAuthStore {
   }
 
   async consume(model: string, id: string): Promise<void> {
-    await this.db
-      .updateTable('oauth_store')
-      .set({ consumed_at: Math.floor(Date.now() / 1000) })
-      .where('model', '=', model)
-      .where('id_hash', '=', sha256Hex(id))
-      .execute();
+    const at = Math.floor(Date.now() / 1000);
+    await this.byId(model, id, this.db.updateTable('oauth_store').set({ consumed_at: at })).execute();
   }
 
   async destroy(model: string, id: string): Promise<void> {
-    await this.db
-      .deleteFrom('oauth_store')
-      .where('model', '=', model)
-      .where('id_hash', '=', sha256Hex(id))
-      .execute();
+    await this.byId(model, id, this.db.deleteFrom('oauth_store')).execute();
+  }
+
+  /** One model's row by its id (stored hashed). */
+  private byId<Q extends { where(c: 'model' | 'id_hash', op: '=', v: string): Q }>(
+    model: string,
+    id: string,
+    q: Q,
+  ) {
+    return q.where('model', '=', model).where('id_hash', '=', sha256Hex(id));
   }
 
   async revokeByGrantId(model: string, grantId: string): Promise<void> {
@@ -230,29 +238,18 @@ export class SqlOAuthStore implements OAuthStore {
   }
 
   async purgeExpired(now = Date.now()): Promise<number> {
-    const r = await this.db
-      .deleteFrom('oauth_store')
-      .where('expires_at', 'is not', null)
-      .where('expires_at', '<=', now)
-      .executeTakeFirst();
+    const r = await this.db.deleteFrom('oauth_store').where('expires_at', '<=', now).executeTakeFirst();
     await this.db
       .deleteFrom('oauth_session_keys')
       .where('created_at', '<=', now - SESSION_KEY_TTL_MS)
       .execute();
     // A grant's key goes with the grant.
-    await this.db
-      .deleteFrom('oauth_grant_keys')
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('oauth_store as s')
-              .select('s.grant_id')
-              .where('s.model', '=', 'Grant')
-              .whereRef('s.grant_id', '=', 'oauth_grant_keys.grant_id'),
-          ),
-        ),
-      )
-      .execute();
+    const grants = this.db
+      .selectFrom('oauth_store')
+      .select('grant_id')
+      .where('model', '=', 'Grant')
+      .where('grant_id', 'is not', null);
+    await this.db.deleteFrom('oauth_grant_keys').where('grant_id', 'not in', grants).execute();
     return Number(r.numDeletedRows);
   }
 
@@ -269,17 +266,12 @@ export class SqlOAuthStore implements OAuthStore {
     await this.db
       .insertInto('oauth_session_keys')
       .values({ session_uid: sessionUid, key_id: keyId, created_at: Date.now() })
-      .onConflict((oc) =>
-        oc.column('session_uid').doUpdateSet((eb) => ({
-          key_id: eb.ref('excluded.key_id'),
-          created_at: eb.ref('excluded.created_at'),
-        })),
-      )
+      .onConflict((oc) => oc.column('session_uid').doUpdateSet(excluded<SessionKey>('key_id', 'created_at')))
       .execute();
   }
 
   async grantKey(grantId: string): Promise<string | undefined> {
-    return (await this.q.grantKey.first({ grantId }))?.key_id;
+    return (await this.q.grantKey.first({ id: grantId }))?.key_id;
   }
 
   async setGrantKey(grantId: string, keyId: string | null): Promise<void> {
@@ -290,7 +282,7 @@ export class SqlOAuthStore implements OAuthStore {
     await this.db
       .insertInto('oauth_grant_keys')
       .values({ grant_id: grantId, key_id: keyId })
-      .onConflict((oc) => oc.column('grant_id').doUpdateSet((eb) => ({ key_id: eb.ref('excluded.key_id') })))
+      .onConflict((oc) => oc.column('grant_id').doUpdateSet({ key_id: keyId }))
       .execute();
   }
 
@@ -299,24 +291,23 @@ export class SqlOAuthStore implements OAuthStore {
   }
 
   async dailyLimit(accountId: string, clientId: string): Promise<number | undefined> {
-    return (await this.q.dailyLimit.first({ accountId, clientId }))?.daily_limit_micros ?? undefined;
+    return (
+      (await this.q.dailyLimit.first({ account: accountId, client: clientId }))?.daily_limit_micros ??
+      undefined
+    );
   }
 
   async setDailyLimit(accountId: string, clientId: string, micros: number | undefined): Promise<void> {
+    const row = {
+      account_id: accountId,
+      client_id: clientId,
+      daily_limit_micros: micros ?? null,
+      updated_at: Date.now(),
+    };
     await this.db
       .insertInto('oauth_client_limits')
-      .values({
-        account_id: accountId,
-        client_id: clientId,
-        daily_limit_micros: micros ?? null,
-        updated_at: Date.now(),
-      })
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'client_id']).doUpdateSet((eb) => ({
-          daily_limit_micros: eb.ref('excluded.daily_limit_micros'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
+      .values(row)
+      .onConflict((oc) => oc.columns(['account_id', 'client_id']).doUpdateSet(row))
       .execute();
   }
 

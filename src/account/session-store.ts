@@ -32,7 +32,7 @@ export function openSessionStore(state: StateDb): SessionStore {
   return new SqlSessionStore(state.stores);
 }
 
-export class SqlSessionStore implements SessionStore {
+class SqlSessionStore implements SessionStore {
   /** Read on every dashboard request. */
   private readonly read;
 

@@ -6,7 +6,7 @@ import { insertIfAbsent, readNamed } from '../db/secrets.js';
 export type EventClaim = 'claimed' | 'handled' | 'busy';
 
 /** A claim left unmarked this long was left by a crash: the next delivery takes it over (handlers are idempotent). */
-export const STALE_CLAIM_MS = 60_000;
+const STALE_CLAIM_MS = 60_000;
 
 // What billing keeps besides the ledger: which Stripe customer and card belong to an account, the Checkout
 // sessions it started, the exact charge of each settlement (so a retry repeats it byte for byte under the same
@@ -90,7 +90,7 @@ export function openBillingStore(state: StateDb): BillingStore {
   return new SqlBillingStore(state.stores);
 }
 
-export class SqlBillingStore implements BillingStore {
+class SqlBillingStore implements BillingStore {
   constructor(private readonly db: StoreDb) {}
 
   async customerOf(accountId: string): Promise<string | undefined> {

@@ -22,7 +22,7 @@ export interface MigrateResult {
 }
 
 /** The migrations that apply to this dialect and (SQLite) file, in version order. */
-export function migrationsFor(
+function migrationsFor(
   dialect: Dialect,
   file: StateFile = 'main',
   list: readonly Migration[] = MIGRATIONS,

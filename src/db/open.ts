@@ -175,3 +175,12 @@ export function isUniqueViolation(e: unknown): boolean {
 export function forUpdate<Q extends { forUpdate(): Q }>(db: StoreDb, q: Q): Q {
   return dialectOf(db) === 'postgres' ? q.forUpdate() : q;
 }
+
+/**
+ * `ON CONFLICT … DO UPDATE SET` these columns of `T` to the values the insert proposed (`excluded.c`): an
+ * upsert that replaces them. Column names are checked against `T`.
+ */
+export function excluded<T>(...columns: Array<keyof T & string>): never {
+  return ((eb: { ref(c: string): unknown }) =>
+    Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)]))) as never;
+}

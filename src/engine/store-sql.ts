@@ -16,17 +16,8 @@ const PAGE_BATCH = 50;
 /** URLs looked up or inserted per statement (well below SQLite's parameter limit). */
 const CHUNK = 200;
 
-const CRAWL = [
-  'id',
-  'status',
-  'params',
-  'total',
-  'completed',
-  'error',
-  'resumes',
-  'created_at',
-  'updated_at',
-] as const;
+const CRAWL = ['id', 'status', 'params', 'total', 'completed', 'error', 'resumes'] as const;
+const CRAWL_ROW = [...CRAWL, 'created_at', 'updated_at'] as const;
 
 /** Opens the web engine's store on the gateway's state. */
 export function openWebStore(state: StateDb): WebStore {
@@ -39,7 +30,7 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
-export class SqlWebStore implements WebStore {
+class SqlWebStore implements WebStore {
   constructor(
     private readonly db: StoreDb,
     /** Where the replica leases are (on SQLite not the engine's own file). */
@@ -64,9 +55,12 @@ export class SqlWebStore implements WebStore {
   }
 
   async crawl(id: string): Promise<CrawlJobRow | undefined> {
-    return (await this.db.selectFrom('crawl_jobs').select(CRAWL).where('id', '=', id).executeTakeFirst()) as
-      | CrawlJobRow
-      | undefined;
+    const row = await this.db
+      .selectFrom('crawl_jobs')
+      .select(CRAWL_ROW)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row as CrawlJobRow | undefined;
   }
 
   /**
@@ -101,7 +95,7 @@ export class SqlWebStore implements WebStore {
         .where('id', '=', id)
         .where('owner', '=', owner)
         .where('status', '=', 'scraping')
-        .returning(CRAWL)
+        .returning(CRAWL_ROW)
         .executeTakeFirst();
       if (row) claimed.push(row as CrawlJobRow);
     }
@@ -165,9 +159,7 @@ export class SqlWebStore implements WebStore {
       await trx
         .insertInto('crawl_pages')
         .values({ job_id: id, seq: item.seq, data: JSON.stringify(page) })
-        .onConflict((oc) =>
-          oc.columns(['job_id', 'seq']).doUpdateSet((eb) => ({ data: eb.ref('excluded.data') })),
-        )
+        .onConflict((oc) => oc.columns(['job_id', 'seq']).doUpdateSet({ data: JSON.stringify(page) }))
         .execute();
       if (found.length > 0) await this.enqueueIn(trx, id, found, maxPages);
       await trx
@@ -289,16 +281,7 @@ export class SqlWebStore implements WebStore {
   async createJob(id: string, kind: string, now: number): Promise<void> {
     await this.db
       .insertInto('web_jobs')
-      .values({
-        id,
-        kind,
-        status: 'processing',
-        result: null,
-        error: null,
-        created_at: now,
-        updated_at: now,
-        owner: this.replicaId,
-      })
+      .values({ id, kind, status: 'processing', created_at: now, updated_at: now, owner: this.replicaId })
       .execute();
   }
 

@@ -27,7 +27,7 @@ function toRecord(r: Database['files']): FileRecord {
   };
 }
 
-export class SqlFileMetaStore implements FileMetaStore {
+class SqlFileMetaStore implements FileMetaStore {
   constructor(private readonly db: StoreDb) {}
 
   async insert(f: FileRecord): Promise<void> {

@@ -19,7 +19,7 @@ export function openHandleStore(state: StateDb, clock: Clock): HandleStore {
   return new SqlHandleStore(state.stores, clock);
 }
 
-export class SqlHandleStore implements HandleStore {
+class SqlHandleStore implements HandleStore {
   private readonly q;
 
   constructor(

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // The model router's daily inference cap (docs/spec.md §8: 10 USD per account per UTC day, here 0.01 USD): checked at

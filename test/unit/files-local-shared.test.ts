@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { GatewayLinks } from '../../src/storage/gateway-links.js';
 import { LocalObjectStore } from '../../src/storage/objects-local.js';
 import { loadSigningSecret } from '../../src/storage/signing.js';
 import { BACKENDS } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // Local storage shared by several gateway processes on one data dir (workers on one machine): one signing
 // secret for all (kept in the database), an object written once whoever races, and no process sweeping away another's upload.

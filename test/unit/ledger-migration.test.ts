@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { migrate, openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // Upgrading a SQLite ledger made before credit lines: the accounts table is rebuilt (a CHECK cannot change in
 // place) with foreign keys off, as SQLite's procedure requires; every row and reference must survive it.

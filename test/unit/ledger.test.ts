@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
 const HOUR = 3_600_000;

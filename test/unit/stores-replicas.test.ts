@@ -2,7 +2,6 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { openRateLimiter } from '../../src/run/rate-limit.js';
 import { openReceiptKeyStore } from '../../src/run/receipt-keys.js';
@@ -12,6 +11,7 @@ import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { openHandleStore } from '../../src/storage/handles.js';
 import { openFileStorage } from '../../src/storage/index.js';
 import { BACKENDS, type BackendCase, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The stores that replicas share: what one replica writes, another reads; races between replicas resolve to
 // one winner. Every suite runs on both backends (SQLite: a second connection to the same file); the suites at

@@ -5,12 +5,12 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { classifyingFacilitator } from '../../src/run/x402/facilitator.js';
 import { remoteFacilitator } from '../../src/run/x402/facilitator-remote.js';
 import { type NewPayment, openPaymentStore, RETAIN_MS } from '../../src/run/x402/payment-store.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
 // The durable half of x402: the payment store's state machine, the ledger's provisional funding (double entry

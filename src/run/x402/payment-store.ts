@@ -181,7 +181,7 @@ function statements(db: StoreDb) {
   };
 }
 
-export class SqlPaymentStore implements PaymentStore {
+class SqlPaymentStore implements PaymentStore {
   private readonly q: ReturnType<typeof statements>;
 
   constructor(
