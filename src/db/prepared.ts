@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
-import { registerPrepared } from './open.js';
+import { directRun, registerPrepared } from './open.js';
 import type { StoreDb } from './schema.js';
 
 // A query compiled once, for the stores a paid call goes through (the OAuth token check, x402 payments):
@@ -43,24 +43,26 @@ export function prepare<P extends object, R>(
   const compiled = (build(placeholders) as { compile(db: StoreDb): CompiledQuery<R> }).compile(db);
   registerPrepared(compiled.sql);
   const keys = compiled.parameters.map((v) => (v instanceof Slot ? v.key : undefined));
-  const exec = (params: P, on: StoreDb): Promise<QueryResult<R>> =>
-    on.executeQuery<R>({
-      ...compiled,
-      parameters: compiled.parameters.map((v, i) => {
-        const key = keys[i];
-        return key === undefined ? v : (params as Record<string, unknown>)[key];
-      }),
-    });
+  const own = directRun(db);
+  const exec = (params: P, on: StoreDb, one: boolean): QueryResult<R> | Promise<QueryResult<R>> => {
+    const parameters = compiled.parameters.slice();
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (key !== undefined) parameters[i] = (params as Record<string, unknown>)[key];
+    }
+    const direct = (on === db ? own : directRun(on))?.(compiled.sql, parameters, one);
+    return (direct as QueryResult<R> | undefined) ?? on.executeQuery<R>({ ...compiled, parameters });
+  };
   return {
     sql: compiled.sql,
     async all(params, on = db) {
-      return (await exec(params, on)).rows;
+      return (await exec(params, on, false)).rows;
     },
     async first(params, on = db) {
-      return (await exec(params, on)).rows[0];
+      return (await exec(params, on, true)).rows[0];
     },
     async run(params, on = db) {
-      return Number((await exec(params, on)).numAffectedRows ?? 0);
+      return Number((await exec(params, on, false)).numAffectedRows ?? 0);
     },
   };
 }

@@ -206,28 +206,30 @@ class SqlPaymentStore implements PaymentStore {
     const now = this.clock.now();
     let changed: number;
     try {
-      // One transaction: freeing the id and claiming it commit together. A payment whose id another live
-      // payment holds violates the unique index: it is then reported as taken by that payment.
-      changed = await inTransaction(this.db, async (trx) => {
-        const { payer, paymentId, key } = p;
-        if (paymentId !== undefined) await this.q.freeId.run({ payer, paymentId, key }, trx);
-        return this.q.reserve.run(
-          {
-            key,
-            payer,
-            action: p.action,
-            fingerprint: p.fingerprint,
-            payload: JSON.stringify(p.payload),
-            requirements: JSON.stringify(p.requirements),
-            expires_at: p.expiresAt,
-            created_at: now,
-            updated_at: now,
-            payment_id: paymentId ?? null,
-            replica: this.replicaId,
-          },
-          trx,
-        );
-      });
+      const { payer, paymentId, key } = p;
+      const row = {
+        key,
+        payer,
+        action: p.action,
+        fingerprint: p.fingerprint,
+        payload: JSON.stringify(p.payload),
+        requirements: JSON.stringify(p.requirements),
+        expires_at: p.expiresAt,
+        created_at: now,
+        updated_at: now,
+        payment_id: paymentId ?? null,
+        replica: this.replicaId,
+      };
+      // Without a payment-identifier id the claim is one statement. With one, freeing the id and claiming it
+      // commit together, in one transaction. A payment whose id another live payment holds violates the unique
+      // index: it is then reported as taken by that payment.
+      changed =
+        paymentId === undefined
+          ? await this.q.reserve.run(row)
+          : await inTransaction(this.db, async (trx) => {
+              await this.q.freeId.run({ payer, paymentId, key }, trx);
+              return this.q.reserve.run(row, trx);
+            });
     } catch (e) {
       if (!isUniqueViolation(e) || p.paymentId === undefined) throw e;
       const holder = await this.byPaymentId(p.payer, p.paymentId);
