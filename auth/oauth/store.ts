@@ -1,10 +1,11 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { StateDb } from '../../src/backend.js';
 import { excluded } from '../../src/db/open.js';
-import { prepare } from '../../src/db/prepared.js';
+import { pick, prepare } from '../../src/db/prepared.js';
 import type { Database, OAuthStoreTable, StoreDb } from '../../src/db/schema.js';
 import { getOrCreate } from '../../src/db/secrets.js';
 import { sha256Hex } from '../../src/lib/hash.js';
+import { BEARER_MODELS, live } from './payloads.js';
 
 // The authorization server's state in the gateway's own database, so a restart logs nobody out and several
 // replicas on one PostgreSQL honour each other's tokens: oidc-provider's models (clients, grants, sessions,
@@ -59,41 +60,15 @@ export function openOAuthStore(state: StateDb): OAuthStore {
   return new SqlOAuthStore(state.stores);
 }
 
-/**
- * Models whose stored payload drops `jti`: it is the bearer value itself (access and refresh tokens, codes), so a
- * copy of the database holds none. They are only ever looked up by that value, which restores it. Sessions and
- * interactions keep theirs: the library also finds them by uid, where no value is at hand.
- */
-const BEARER_MODELS = new Set([
-  'AccessToken',
-  'RefreshToken',
-  'AuthorizationCode',
-  'ClientCredentials',
-  'RegistrationAccessToken',
-  'InitialAccessToken',
-]);
-
 /** Sessions last a day; the record of how one signed in is kept two. */
 const SESSION_KEY_TTL_MS = 2 * 86_400_000;
 
 type SessionKey = Database['oauth_session_keys'];
 
-interface StoredRow {
-  payload: string;
-  expires_at: number | null;
-  consumed_at: number | null;
-}
-
-/** The payload of a row that has not expired, with `consumed` as the library expects it. */
-function live(row: StoredRow | undefined): AdapterPayload | undefined {
-  if (!row) return undefined;
-  if (row.expires_at !== null && row.expires_at <= Date.now()) return undefined;
-  const payload = JSON.parse(row.payload) as AdapterPayload;
-  if (row.consumed_at !== null) payload.consumed = row.consumed_at;
-  return payload;
-}
-
 type By = { model: string; key: string };
+
+/** What an upsert replaces. */
+const UPSERTED = ['payload', 'grant_id', 'uid', 'user_code', 'account_id', 'expires_at'] as const;
 
 function statements(db: StoreDb) {
   const from = db.selectFrom('oauth_store').select(['payload', 'expires_at', 'consumed_at']);
@@ -114,30 +89,9 @@ function statements(db: StoreDb) {
     upsert: prepare(db, (p: OAuthStoreTable) =>
       db
         .insertInto('oauth_store')
-        .values({
-          model: p.model,
-          id_hash: p.id_hash,
-          payload: p.payload,
-          grant_id: p.grant_id,
-          uid: p.uid,
-          user_code: p.user_code,
-          account_id: p.account_id,
-          expires_at: p.expires_at,
-          consumed_at: null,
-        })
+        .values({ ...pick(p, ['model', 'id_hash', ...UPSERTED]), consumed_at: null })
         .onConflict((oc) =>
-          oc
-            .columns(['model', 'id_hash'])
-            .doUpdateSet(
-              excluded<OAuthStoreTable>(
-                'payload',
-                'grant_id',
-                'uid',
-                'user_code',
-                'account_id',
-                'expires_at',
-              ),
-            ),
+          oc.columns(['model', 'id_hash']).doUpdateSet(excluded<OAuthStoreTable>(...UPSERTED)),
         ),
     ),
   };

@@ -66,3 +66,8 @@ export function prepare<P extends object, R>(
     },
   };
 }
+
+/** The placeholders of `keys`, as a row: `values(pick(p, COLUMNS))` inserts them all. */
+export function pick<T, K extends keyof T>(p: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, p[k]])) as Pick<T, K>;
+}

@@ -1,7 +1,7 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { StateDb } from '../../backend.js';
 import { inTransaction, isUniqueViolation } from '../../db/open.js';
-import { prepare } from '../../db/prepared.js';
+import { pick, prepare } from '../../db/prepared.js';
 import type { Database, StoreDb } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -104,6 +104,21 @@ export function openPaymentStore(state: StateDb, clock: Clock): PaymentStore {
   return new SqlPaymentStore(state.stores, clock, state.replicaId);
 }
 
+/** The columns a claim writes (besides its status). */
+const CLAIM = [
+  'key',
+  'payer',
+  'action',
+  'fingerprint',
+  'payload',
+  'requirements',
+  'expires_at',
+  'created_at',
+  'updated_at',
+  'payment_id',
+  'replica',
+] as const;
+
 function statements(db: StoreDb) {
   const all = db.selectFrom('x402_payments').selectAll();
   return {
@@ -125,20 +140,7 @@ function statements(db: StoreDb) {
     reserve: prepare(db, (p: Omit<DbRow, 'status' | 'envelope' | 'receipt'>) =>
       db
         .insertInto('x402_payments')
-        .values({
-          key: p.key,
-          payer: p.payer,
-          action: p.action,
-          fingerprint: p.fingerprint,
-          status: 'reserved',
-          payload: p.payload,
-          requirements: p.requirements,
-          expires_at: p.expires_at,
-          created_at: p.created_at,
-          updated_at: p.updated_at,
-          payment_id: p.payment_id,
-          replica: p.replica,
-        })
+        .values({ ...pick(p, CLAIM), status: 'reserved' })
         .onConflict((oc) =>
           oc
             .column('key')
