@@ -142,7 +142,7 @@ function table(rows: Array<{ backend: string } & Figure>): string {
   ].join('\n');
 }
 
-export async function measureStores(n = Number(process.env.TOLLGATE_BENCH_STORE_OPS ?? 3000)) {
+export async function measureStores(n = Number(process.env.TOLLGATE_BENCH_STORE_OPS ?? 10_000)) {
   const rows: Array<{ backend: string } & Figure> = [];
   const dir = mkdtempSync(join(tmpdir(), 'tg-bench-stores-'));
   try {
