@@ -9,10 +9,9 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEADLESS_ARGS } from '../../src/engine/browser.js';
-import { sha256Hex } from '../../src/lib/hash.js';
-import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startTlsSite, TEST_CA, type TlsSite } from '../helpers/tls-site.js';
-import { MemoryOAuthProvider, signInAndConsent } from './oauth-helpers.js';
+import { expireToken, MemoryOAuthProvider, signInAndConsent } from './oauth-helpers.js';
 
 // A host that identifies itself with a client ID metadata document instead of registering, played by the
 // official SDK clients' own CIMD support (`clientMetadataUrl`: v2, and v1 as most hosts ship it). Its document
@@ -188,12 +187,7 @@ describe('a host with a client ID metadata document', () => {
 
     // The access token expires; the host refreshes as the document's client and the call goes through.
     const old = provider.tokens();
-    const past = Math.floor(Date.now() / 1000) - 5;
-    sqliteOf(t.gw)
-      .prepare(
-        `UPDATE oauth_store SET payload = json_set(payload, '$.exp', ?), expires_at = ? WHERE model = 'AccessToken' AND id_hash = ?`,
-      )
-      .run(past, past * 1000, sha256Hex(old.access_token));
+    await expireToken(t.gw, old.access_token);
     expect(((await client.callTool(ARGS)) as { isError?: boolean }).isError).toBeFalsy();
     expect(provider.tokens().refresh_token).not.toBe(old.refresh_token);
     await client.close();
