@@ -152,7 +152,9 @@ describe('tollgate CLI', () => {
 
   it('[scale:migrations] tollgate migrate brings a SQLite data dir up to date, and needs one', () => {
     const elsewhere = mkdtempSync(join(work, 'migrate-'));
-    expect(jsonError(runCli(['migrate', '--json'], { cwd: elsewhere }))).toMatchObject({ code: 'no_database' });
+    expect(jsonError(runCli(['migrate', '--json'], { cwd: elsewhere }))).toMatchObject({
+      code: 'no_database',
+    });
     expect(existsSync(join(elsewhere, 'data')), 'nothing created').toBe(false);
     // The ledger's database of a first start (as the beforeAll's): the stores' tables come with the first open.
     const first = json('migrate');
