@@ -56,9 +56,14 @@ export async function migrate(
         applied_at INTEGER NOT NULL, PRIMARY KEY (namespace, version))`.execute(c);
     }
     try {
+      // Read once what is applied, so that an up-to-date database (every start, every CLI command) takes no
+      // write lock; what is left is re-checked under its own transaction.
+      const done = new Set((await appliedVersions(c, dialect)).map((r) => Number(r.version)));
       const applied: MigrateResult['applied'] = [];
-      for (const m of list)
+      for (const m of list) {
+        if (done.has(m.version)) continue;
         if (await applyOnce(c, dialect, m)) applied.push({ version: m.version, name: m.name });
+      }
       return { applied, current };
     } finally {
       if (dialect === 'postgres') {
@@ -68,16 +73,18 @@ export async function migrate(
   });
 }
 
+async function appliedVersions(c: StoreDb, dialect: Dialect) {
+  const q =
+    dialect === 'postgres'
+      ? sql<{ version: number }>`SELECT version FROM schema_migrations`
+      : sql<{ version: number }>`SELECT version FROM schema_migrations WHERE namespace = ${NAMESPACE}`;
+  return (await q.execute(c)).rows;
+}
+
 async function applyOnce(c: StoreDb, dialect: Dialect, m: Migration): Promise<boolean> {
   await sql.raw(dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(c);
   try {
-    const done =
-      dialect === 'postgres'
-        ? await sql`SELECT 1 FROM schema_migrations WHERE version = ${m.version}`.execute(c)
-        : await sql`SELECT 1 FROM schema_migrations WHERE namespace = ${NAMESPACE} AND version = ${m.version}`.execute(
-            c,
-          );
-    if (done.rows.length > 0) {
+    if ((await appliedVersions(c, dialect)).some((r) => Number(r.version) === m.version)) {
       await sql`COMMIT`.execute(c);
       return false;
     }
