@@ -2,8 +2,9 @@ import { sql } from 'kysely';
 import type { StateDb } from '../backend.js';
 import { forUpdate, inTransaction } from '../db/open.js';
 import type { StoreDb } from '../db/schema.js';
-import type { CrawlState, JobState } from '../ports/index.js';
-import type { CrawlJobRow, JobRow, OrphanScan, QueueItem, WebStore } from './store.js';
+import type { CrawlState } from '../ports/index.js';
+import type { CrawlJobRow, OrphanScan, QueueItem, WebStore } from './store.js';
+import { SqlJobStore } from './store-jobs.js';
 
 // The web engine's store over the store layer: crawl_jobs, crawl_queue, crawl_pages and web_jobs live in
 // `state.bulk` (SQLite: data/web.sqlite; PostgreSQL: the shared database), the replica leases in `state.stores`.
@@ -30,14 +31,7 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
-class SqlWebStore implements WebStore {
-  constructor(
-    private readonly db: StoreDb,
-    /** Where the replica leases are (on SQLite not the engine's own file). */
-    private readonly leases: StoreDb,
-    private readonly replicaId: string,
-  ) {}
-
+class SqlWebStore extends SqlJobStore implements WebStore {
   // ---- crawls ---------------------------------------------------------------------------------------------
 
   async createCrawl(id: string, params: unknown, now: number): Promise<void> {
@@ -61,19 +55,6 @@ class SqlWebStore implements WebStore {
       .where('id', '=', id)
       .executeTakeFirst();
     return row as CrawlJobRow | undefined;
-  }
-
-  /**
-   * Whose work is orphaned: a replica's whose lease ran out or that left (it removed its row on a clean stop;
-   * its crawls stay `scraping`, to be resumed by someone) — and this replica's own only at its start.
-   */
-  private async orphaned(now: number, atStart: boolean): Promise<(owner: string) => boolean> {
-    const live = new Set(
-      (
-        await this.leases.selectFrom('replicas').select('id').where('lease_expires_at', '>', now).execute()
-      ).map((r) => r.id),
-    );
-    return (owner) => (owner === this.replicaId ? atStart : !live.has(owner));
   }
 
   async claimOrphanCrawls(now: number, scan: OrphanScan): Promise<CrawlJobRow[]> {
@@ -274,58 +255,5 @@ class SqlWebStore implements WebStore {
     }
     await trx.updateTable('crawl_jobs').set({ total: n }).where('id', '=', id).execute();
     return add.length;
-  }
-
-  // ---- background jobs ----------------------------------------------------------------------------------
-
-  async createJob(id: string, kind: string, now: number): Promise<void> {
-    await this.db
-      .insertInto('web_jobs')
-      .values({ id, kind, status: 'processing', created_at: now, updated_at: now, owner: this.replicaId })
-      .execute();
-  }
-
-  async updateJob(
-    id: string,
-    status: JobState,
-    result: unknown,
-    error: string | null,
-    now: number,
-  ): Promise<void> {
-    await this.db
-      .updateTable('web_jobs')
-      .set({ status, result: result === undefined ? null : JSON.stringify(result), error, updated_at: now })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async job(id: string): Promise<JobRow | undefined> {
-    return (await this.db
-      .selectFrom('web_jobs')
-      .select(['id', 'kind', 'status', 'result', 'error'])
-      .where('id', '=', id)
-      .executeTakeFirst()) as JobRow | undefined;
-  }
-
-  async failOrphanJobs(reason: string, now: number, atStart: boolean): Promise<number> {
-    const orphaned = await this.orphaned(now, atStart);
-    const running = await this.db
-      .selectFrom('web_jobs')
-      .select(['id', 'owner'])
-      .where('status', '=', 'processing')
-      .execute();
-    let failed = 0;
-    for (const { id, owner } of running) {
-      if (!orphaned(owner)) continue;
-      const r = await this.db
-        .updateTable('web_jobs')
-        .set({ status: 'failed', error: reason, updated_at: now })
-        .where('id', '=', id)
-        .where('owner', '=', owner)
-        .where('status', '=', 'processing')
-        .executeTakeFirst();
-      failed += Number(r.numUpdatedRows);
-    }
-    return failed;
   }
 }
