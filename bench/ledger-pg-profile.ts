@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { migrate } from '../src/db/migrate.js';
 import { PgLedger } from '../src/ledger/pg/pg-ledger.js';
 import { systemClock } from '../src/lib/clock.js';
-import { migrate } from '../src/pg/migrate.js';
 import { openPgPool, type PgPool } from '../src/pg/pool.js';
 import { load } from './stats.js';
 

@@ -21,6 +21,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   agents: () => import('./agents.js'),
   telemetry: () => import('./telemetry.js'),
   soak: () => import('./soak.js'),
+  stores: () => import('./stores.js'),
   replicas: () => import('./replicas.js'),
 };
 

@@ -7,10 +7,10 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import pino from 'pino';
 import TurndownService from 'turndown';
+import { openState } from '../src/cli/state.js';
 import { createWebEngine } from '../src/engine/index.js';
 import { scanHtml } from '../src/engine/scan.js';
 import { systemClock } from '../src/lib/clock.js';
-import { openSqlite } from '../src/lib/sqlite.js';
 import { createWebFetcher } from '../src/upstreams/web-fetch.js';
 import type { BenchModule } from './types.js';
 
@@ -115,9 +115,9 @@ const bench: BenchModule = async () => {
     const n = m ? Number(m[1]) : -1;
     return n >= 0 && n < 200 ? { status: 200, body: pages[n] as string } : { status: 404, body: 'not found' };
   });
-  const stateDb = openSqlite(join(dataDir, 'tollgate.db'));
+  const opened = await openState({ dataDir, database: undefined });
   const engine = createWebEngine({
-    state: { kind: 'sqlite', db: stateDb, dataDir },
+    state: opened.state,
     fetcher,
     groups: new Set(['scraperA', 'scraperB', 'scraperC']),
     chromiumPath: '/nonexistent',
@@ -178,7 +178,7 @@ const bench: BenchModule = async () => {
   await engine.close();
   await fetcher.close();
   await new Promise<void>((r) => site.server.close(() => r()));
-  stateDb.close();
+  await opened.close();
   rmSync(dataDir, { recursive: true, force: true });
 
   const f = (n: number) => n.toFixed(0);

@@ -18,14 +18,6 @@ export interface Annotations {
  */
 export type Access = 'paid' | 'account' | 'public';
 
-/** Upstream requirement checked before any hold: the env vars an operator must set for the action to run. */
-export interface VendorRequirement {
-  /** Human name used in `not_configured` messages. */
-  label: string;
-  /** Config key in `Config.vendors` (or a pseudo key for non-vendor requirements such as `LLM`). */
-  vendor: string;
-}
-
 export interface ActionSpec<
   S extends string = string,
   A extends string = string,

@@ -5,12 +5,6 @@ import { z } from 'zod';
 /** An absolute http(s) URL. Other schemes (file:, gopher:, data:) are refused at validation already. */
 export const httpUrl = (description: string) => z.url({ protocol: /^https?$/ }).describe(description);
 
-export const nonEmpty = (description: string) => z.string().min(1).describe(description);
-
-/** A string or number field; ranges like '2-4' are allowed where the vendor supports them. */
-export const stringOrNumber = (description: string) =>
-  z.union([z.string().min(1), z.number()]).describe(description);
-
 /** Every poll answers whether the job is over, and while it is not, when to ask again. */
 export const pollFields = {
   finished: z

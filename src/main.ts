@@ -24,7 +24,6 @@ import { createHttpServer } from './http/server.js';
 import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import type { SqliteDb } from './lib/sqlite.js';
 import { createModelRouter, llmRoutes } from './llm/index.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
@@ -88,8 +87,6 @@ export interface Gateway {
   mcp: McpDoor;
   /** Where the state lives (SQLite or PostgreSQL). */
   state: StateDb;
-  /** The SQLite database (tests read it); throws on PostgreSQL. */
-  readonly db: SqliteDb;
   run: RunDeps;
   log: Logger;
   /** x402 payments (facilitator and payment store); undefined when TOLLGATE_X402_PAY_TO is unset. */
@@ -165,8 +162,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
       : x402Payments;
   if (x402 && !opts.skipRecovery) {
-    // x402 payments mid-call in a dead process: unused ones are released; a settlement in progress is unknown.
-    const r = await x402.payments.recover();
+    // x402 payments mid-call in a dead process (this replica's previous run, or a replica whose lease expired):
+    // unused ones are released; a settlement in progress is unknown.
+    const r = await x402.payments.recover(true);
     if (r.released + r.unknown > 0) log.warn(r, 'x402: recovered payments left by a previous process');
   }
 
@@ -409,11 +407,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     onError: (err) => health.report(err),
   });
 
-  const sweeper = startSweeper({
-    ...{ money, x402, clock, log, health },
-    replicas: state.kind === 'postgres',
-    intervalMs: config.sweepIntervalMs,
-  });
+  const sweeper = startSweeper({ money, x402, clock, log, health, intervalMs: config.sweepIntervalMs });
 
   let server: Server | undefined;
   let admin: { server: Server; url: string } | undefined;
@@ -427,10 +421,6 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     money,
     mcp,
     state,
-    get db(): SqliteDb {
-      if (state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
-      return state.db;
-    },
     run,
     log,
     x402,

@@ -42,6 +42,8 @@ export const REQUIREMENTS = {
   'scale:workers':
     'serve --workers N runs N replicas behind one port on PostgreSQL; refused above 1 on SQLite.',
   'scale:migrations': 'Versioned migrations run exactly once when replicas start together.',
+  'scale:one-schema':
+    'One migration list gives SQLite and PostgreSQL the same store tables and columns, and upgrades a database made by an earlier release without loss.',
   'billing:one-lifecycle':
     'Every money movement (hold, capture, void, refund, credit) goes through one lifecycle module in src/run.',
   // credit lines and card money (§5, §8: "a welcome credit line of 2 USD once a card is on file; the card
@@ -423,6 +425,8 @@ export const REQUIREMENTS = {
   'x402:accounts-pay-from-balance':
     'A caller with an API key pays from its balance; a payment sent along is ignored.',
   'x402:no-settle-on-failure': 'A failed action settles nothing and is recorded as uncharged.',
+  'x402:recovery-spares-live-calls':
+    "Recovering x402 payments left mid-call (at start, or a dead replica's) never touches a payment whose call is running.",
   'x402:replay-runs-once':
     'One signed payment runs the action at most once and moves money once, sequentially or concurrently.',
   'x402:invalid-payment-402':

@@ -174,9 +174,3 @@ export function scoreCatalog(query: string): Match[] {
   out.sort((x, y) => y.score - x.score || x.action.priceCents - y.action.priceCents);
   return out;
 }
-
-export function searchCatalog(query: string, limit: number, keep?: (a: Action) => boolean): Match[] {
-  return scoreCatalog(query)
-    .filter((m) => m.score > 0 && (keep?.(m.action) ?? true))
-    .slice(0, limit);
-}

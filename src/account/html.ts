@@ -176,10 +176,6 @@ export function postForm(action: string, csrf: string, inner: string, attrs = ''
 
 export const usd = (micros: number) => formatUsd(micros);
 
-export function isoDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
 export function isoMinute(ms: number | string): string {
   return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 }

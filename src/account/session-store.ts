@@ -1,10 +1,12 @@
+import { sql } from 'kysely';
 import type { StateDb } from '../backend.js';
-import { PgSessionStore } from './session-store-pg.js';
-import { SqliteSessionStore } from './session-store-sqlite.js';
+import { prepare } from '../db/prepared.js';
+import type { StoreDb } from '../db/schema.js';
+import { getOrCreate } from '../db/secrets.js';
 
-// Where dashboard sessions (by the SHA-256 of their cookie) and the dashboard's form key are kept: the SQLite
-// database, or the PostgreSQL every replica shares, so a browser signed in through one replica is signed in on
-// all, and a CSRF token issued by one verifies on another.
+// Where dashboard sessions (by the SHA-256 of their cookie) and the dashboard's form key are kept: the gateway's
+// database, which every replica shares on PostgreSQL, so a browser signed in through one replica is signed in
+// on all, and a CSRF token issued by one verifies on another.
 
 export interface StoredSession {
   accountId: string;
@@ -27,5 +29,67 @@ export interface SessionStore {
 }
 
 export function openSessionStore(state: StateDb): SessionStore {
-  return state.kind === 'sqlite' ? new SqliteSessionStore(state.db) : new PgSessionStore(state.pool);
+  return new SqlSessionStore(state.stores);
+}
+
+class SqlSessionStore implements SessionStore {
+  /** Read on every dashboard request. */
+  private readonly read;
+
+  constructor(private readonly db: StoreDb) {
+    this.read = prepare(db, (p: { idHash: string; now: number }) =>
+      db
+        .selectFrom('account_sessions')
+        .select(['account_id', 'key_id'])
+        .where('id_hash', '=', p.idHash)
+        .where('expires_at', '>', p.now),
+    );
+  }
+
+  async add(idHash: string, s: StoredSession, now: number, expiresAt: number): Promise<void> {
+    await this.db.deleteFrom('account_sessions').where('expires_at', '<=', now).execute();
+    await this.db
+      .insertInto('account_sessions')
+      .values({
+        id_hash: idHash,
+        account_id: s.accountId,
+        key_id: s.keyId,
+        created_at: now,
+        expires_at: expiresAt,
+      })
+      .execute();
+  }
+
+  async get(idHash: string, now: number): Promise<StoredSession | undefined> {
+    const row = await this.read.first({ idHash, now });
+    return row ? { accountId: row.account_id, keyId: row.key_id } : undefined;
+  }
+
+  async remove(idHash: string): Promise<void> {
+    await this.db.deleteFrom('account_sessions').where('id_hash', '=', idHash).execute();
+  }
+
+  async countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }> {
+    await this.db.deleteFrom('account_attempts').where('expires_at', '<=', now).execute();
+    // One statement: concurrent attempts on any replica serialize on the row, each counted once. SET
+    // expressions all read the row as it was, so the window restarts (count 1) or counts on.
+    const over = sql<boolean>`account_attempts.expires_at <= ${now}`;
+    const row = await this.db
+      .insertInto('account_attempts')
+      .values({ key, window_start: now, count: 1, expires_at: now + windowMs })
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({
+          count: sql`CASE WHEN ${over} THEN 1 ELSE account_attempts.count + 1 END`,
+          window_start: sql`CASE WHEN ${over} THEN excluded.window_start ELSE account_attempts.window_start END`,
+          expires_at: sql`CASE WHEN ${over} THEN excluded.expires_at ELSE account_attempts.expires_at END`,
+        }),
+      )
+      .returning(['window_start', 'count'])
+      .executeTakeFirstOrThrow();
+    return { start: row.window_start, count: row.count };
+  }
+
+  secret(name: string, generate: () => string): Promise<string> {
+    return getOrCreate(this.db, 'account_secrets', name, generate);
+  }
 }

@@ -9,8 +9,6 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import { createLogger, routeProcessOutput } from '../log.js';
-import { migrate } from '../pg/migrate.js';
-import { openPgPool } from '../pg/pool.js';
 import { accountHistory } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
@@ -134,32 +132,30 @@ async function run(argv: string[], out: Out): Promise<number> {
   }
 }
 
-/** `tollgate migrate`: PostgreSQL's versioned migrations, under the lock every starting replica also takes. */
+/**
+ * `tollgate migrate`: the store layer's versioned migrations (and PostgreSQL's ledger), under the lock every
+ * starting replica also takes. `serve` runs the same at start.
+ */
 async function migrateCommand(config: Config, out: Out): Promise<number> {
-  if (!config.database) {
-    out.result(
-      { backend: 'sqlite', applied: [] },
-      'SQLite: nothing to run here; each part of the gateway brings its tables up to date when it opens them',
-    );
-    return 0;
-  }
-  const pool = openPgPool(config.database.url, { max: 1 });
+  if (!config.database && !existsSync(join(config.dataDir, DB_FILE))) throw noDatabase(config.dataDir);
+  const backend = config.database ? 'postgres' : 'sqlite';
+  let opened: Awaited<ReturnType<typeof openState>>;
   try {
-    const r = await migrate(pool);
-    out.result(
-      { backend: 'postgres', applied: r.applied, current: r.current },
-      r.applied.length === 0
-        ? `PostgreSQL schema already at version ${r.current}`
-        : `applied ${r.applied.map((m) => `${m.version} ${m.name}`).join(', ')}; now at version ${r.current}`,
-    );
-    return 0;
+    opened = await openState(config, { poolMax: 1 });
   } catch (e) {
     const refused = databaseError(e, config);
     if (refused !== e) throw refused;
     throw new CliError('migrate_failed', `migrations failed: ${(e as Error).message}`, 1);
-  } finally {
-    await pool.end();
   }
+  const r = opened.migrated;
+  await opened.close();
+  out.result(
+    { backend, applied: r.applied, current: r.current },
+    r.applied.length === 0
+      ? `schema already at version ${r.current}`
+      : `applied ${r.applied.map((m) => `${m.version} ${m.name}`).join(', ')}; now at version ${r.current}`,
+  );
+  return 0;
 }
 
 /** `.env` of the current directory, through Node's own loader; variables already set in the environment win. */

@@ -4,52 +4,105 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
+import { type MigrateResult, migrate } from '../db/migrate.js';
+import { openSqliteStores, pgStoreDb, sqliteStoreDb } from '../db/open.js';
+import { SQLITE_REPLICA } from '../db/schema.js';
 import { readinessRoute } from '../http/readiness.js';
 import { DB_FILE } from '../ledger/index.js';
 import type { Clock } from '../lib/clock.js';
 import { acquireInstanceLock } from '../lib/instance-lock.js';
 import { openSqlite } from '../lib/sqlite.js';
-import { migrate } from '../pg/migrate.js';
 import { openPgPool } from '../pg/pool.js';
 import { ReplicaLease } from '../pg/replicas.js';
 
 /** The gateway's state, opened: close it last. */
 export interface OpenedState {
   state: StateDb;
+  /** What opening it migrated (nothing when asked not to). */
+  migrated: MigrateResult;
   close(): Promise<void>;
 }
 
+export interface OpenStateOptions {
+  /** Run the migrations (default); PostgreSQL callers that know the schema is current may skip them. */
+  migrate?: boolean;
+  /** PostgreSQL: this process's replica id (default: a new one). */
+  replicaId?: string;
+  poolMax?: number;
+  /** PostgreSQL: register this replica's lease before anything runs, renew it, and give it back on close. */
+  lease?: { leaseMs: number; clock: Clock; log: Logger };
+}
+
+const NOTHING: MigrateResult = { applied: [], current: 0 };
+
 /**
- * Opens the state the configuration names: PostgreSQL (TOLLGATE_DATABASE_URL), migrated to this version first
- * (safe when replicas start together), or the SQLite file under the data dir.
+ * Opens the state the configuration names, migrated to this version first: the SQLite file under the data dir
+ * (the ledger's connection, and the store layer's, one per file in a process), or PostgreSQL (safe when replicas
+ * start together).
  */
 export async function openState(
   config: Pick<Config, 'dataDir' | 'database'>,
-  opts: { migrate?: boolean; replicaId?: string; poolMax?: number } = {},
+  opts: OpenStateOptions = {},
 ): Promise<OpenedState> {
   const { database, dataDir } = config;
   if (!database) {
     const db = openSqlite(join(dataDir, DB_FILE));
-    return {
-      state: { kind: 'sqlite', db, dataDir },
-      async close() {
-        db.close();
-      },
+    const main = openSqliteStores(join(dataDir, DB_FILE));
+    const web = openSqliteStores(join(dataDir, 'web.sqlite'), async (raw) => {
+      // Crawl pages only: losing the last ones on power loss means fetching them again (FULL is for money).
+      raw.pragma('synchronous = NORMAL');
+      await migrate(sqliteStoreDb(raw), { file: 'web' });
+    });
+    const close = async () => {
+      web.release();
+      main.release();
+      db.close();
     };
+    try {
+      const migrated = opts.migrate === false ? NOTHING : await migrate(main.db);
+      const state: StateDb = {
+        kind: 'sqlite',
+        db,
+        stores: main.db,
+        bulk: web.db,
+        replicaId: SQLITE_REPLICA,
+        dataDir,
+      };
+      return { state, migrated, close };
+    } catch (err) {
+      await close();
+      throw err;
+    }
   }
   const pool = openPgPool(database.url, { max: opts.poolMax ?? database.pool });
+  const stores = pgStoreDb(pool);
+  const replicaId = opts.replicaId ?? newReplicaId();
+  const lease =
+    opts.lease &&
+    new ReplicaLease(pool, {
+      replicaId,
+      leaseMs: opts.lease.leaseMs,
+      clock: opts.lease.clock,
+      onError: (err) => opts.lease?.log.error({ err }, 'replica lease renewal failed'),
+    });
   try {
-    if (opts.migrate !== false) await migrate(pool);
+    const migrated = opts.migrate === false ? NOTHING : await migrate(stores);
+    await lease?.start();
+    const state: StateDb = { kind: 'postgres', pool, stores, bulk: stores, replicaId, dataDir };
+    return {
+      state,
+      migrated,
+      async close() {
+        await lease
+          ?.close()
+          .catch((err: unknown) => opts.lease?.log.error({ err }, 'replica lease release failed'));
+        await pool.end();
+      },
+    };
   } catch (err) {
     await pool.end();
     throw err;
   }
-  return {
-    state: { kind: 'postgres', pool, replicaId: opts.replicaId ?? newReplicaId(), dataDir },
-    async close() {
-      await pool.end();
-    },
-  };
 }
 
 /**
@@ -95,31 +148,16 @@ export async function openGatewayState(
   const releaseLock = config.database ? () => {} : acquireInstanceLock(config.dataDir);
   let opened: OpenedState;
   try {
-    opened = await openState(config);
+    opened = await openState(config, {
+      lease: config.database && { leaseMs: config.database.leaseMs, clock, log },
+    });
   } catch (err) {
     releaseLock();
     throw err;
   }
-  const { state } = opened;
-  const lease =
-    state.kind === 'postgres' && config.database
-      ? new ReplicaLease(state.pool, {
-          replicaId: state.replicaId,
-          leaseMs: config.database.leaseMs,
-          clock,
-          onError: (err) => log.error({ err }, 'replica lease renewal failed'),
-        })
-      : undefined;
-  try {
-    await lease?.start();
-  } catch (err) {
-    await opened.close();
-    throw err;
-  }
   return {
-    state,
+    ...opened,
     async close() {
-      await lease?.close().catch((err: unknown) => log.error({ err }, 'replica lease release failed'));
       await opened.close();
       releaseLock();
     },

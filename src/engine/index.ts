@@ -11,7 +11,7 @@ import { Crawler } from './crawler.js';
 import { HostGate, sleep } from './limit.js';
 import { mapSite } from './map.js';
 import { scrapePage } from './scrape.js';
-import { openWebStore } from './store.js';
+import { openWebStore } from './store-sql.js';
 
 // The built-in web engine: scrape, map, crawl and background jobs on this machine, with the SSRF-guarded
 // fetcher and (when installed) headless Chromium. Composed by src/main.ts and handed to handlers as
@@ -30,7 +30,7 @@ export interface EngineOptions {
   inlineJobMs: number;
   clock: Clock;
   log: Logger;
-  /** PostgreSQL: how often to look for crawls and jobs of replicas whose lease expired (default 15 s). */
+  /** How often to look for crawls and jobs of replicas whose lease expired (default 15 s). */
   adoptEveryMs?: number;
 }
 
@@ -38,8 +38,8 @@ export interface BuiltinEngine extends WebEngine {
   /** Start-up recovery: resumes crawls and fails jobs left running by a previous process. */
   recover(): Promise<Recovery>;
   /**
-   * PostgreSQL: adopts the crawls (and fails the jobs) of replicas whose lease expired. Also run by the engine
-   * on a timer; on SQLite there is nothing to adopt while the one process runs.
+   * Adopts the crawls (and fails the jobs) of replicas whose lease expired. Also run by the engine on a timer;
+   * on SQLite, a cluster of one, it never finds any.
    */
   adoptOrphans(): Promise<Recovery>;
   close(): Promise<void>;
@@ -91,26 +91,24 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
     const { resumed, failed } = await crawler.adoptOrphans(atStart);
     return { crawlsResumed: resumed, crawlsFailed: failed, jobsFailed };
   }
-  // Replicas sharing PostgreSQL: a survivor picks up what a dead replica left running (its lease expired).
+  // A survivor picks up what a dead replica left running (its lease expired).
   let adopting = false;
-  const adopter = store.shared
-    ? setInterval(() => {
-        if (adopting) return;
-        adopting = true;
-        adopt(false)
-          .then(
-            (r) => {
-              if (r.crawlsResumed + r.crawlsFailed + r.jobsFailed > 0)
-                opts.log.warn(r, 'web engine: adopted work of a replica that is gone');
-            },
-            (err: unknown) => opts.log.error({ err }, 'adopting orphaned crawls failed'),
-          )
-          .finally(() => {
-            adopting = false;
-          });
-      }, opts.adoptEveryMs ?? 15_000)
-    : undefined;
-  adopter?.unref();
+  const adopter = setInterval(() => {
+    if (adopting) return;
+    adopting = true;
+    adopt(false)
+      .then(
+        (r) => {
+          if (r.crawlsResumed + r.crawlsFailed + r.jobsFailed > 0)
+            opts.log.warn(r, 'web engine: adopted work of a replica that is gone');
+        },
+        (err: unknown) => opts.log.error({ err }, 'adopting orphaned crawls failed'),
+      )
+      .finally(() => {
+        adopting = false;
+      });
+  }, opts.adoptEveryMs ?? 15_000);
+  adopter.unref();
 
   async function startJob(kind: string, work: JobWork, inlineMs: number) {
     const id = newId('job', opts.clock.now());
@@ -184,12 +182,11 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
     adoptOrphans: () => adopt(false),
     async close() {
       clearInterval(pruner);
-      if (adopter) clearInterval(adopter);
+      clearInterval(adopter);
       shutdown.abort(new Error('shutting down'));
       await crawler.close();
       await Promise.all([...background]);
       await browser.close();
-      await store.close();
     },
   };
 }

@@ -1,15 +1,10 @@
-import { join } from 'node:path';
-import type { StateDb } from '../backend.js';
-import { openSqlite } from '../lib/sqlite.js';
 import type { CrawlState, JobState } from '../ports/index.js';
-import { PgWebStore } from './store-pg.js';
-import { SqliteWebStore } from './store-sqlite.js';
 
 // The web engine's state: crawl jobs with their frontier and pages, and background jobs (async extraction).
 // Pages are written as they are scraped, so a crawl's memory stays flat and another start (or, on PostgreSQL,
-// another replica) can resume it from the frontier. SQLite: the engine's own file data/web.sqlite
-// (store-sqlite.ts); PostgreSQL: tables shared by every replica (store-pg.ts), where each crawl and job records
-// the replica running it.
+// another replica) can resume it from the frontier. Each crawl and job records the replica running it (SQLite,
+// a cluster of one: the one fixed id). The implementation is store-sql.ts: SQLite keeps these tables in the
+// engine's own file data/web.sqlite, PostgreSQL beside everything else, shared by every replica.
 
 export interface CrawlJobRow {
   id: string;
@@ -38,25 +33,22 @@ export interface JobRow {
 }
 
 export interface OrphanScan {
-  /** Start-up: also this process's own leftovers (SQLite: every crawl left scraping). */
+  /** Start-up: also this replica's own leftovers (left by its previous run). */
   atStart: boolean;
   /** Crawls this process runs right now: never claimed. */
   running: ReadonlySet<string>;
 }
 
 export interface WebStore {
-  /** True when other processes share the store (PostgreSQL): their dead work is adopted on a timer. */
-  readonly shared: boolean;
-
   createCrawl(id: string, params: unknown, now: number): Promise<void>;
   crawl(id: string): Promise<CrawlJobRow | undefined>;
   /**
-   * Claims the crawls left `scraping` by a process that is gone and counts a resume on each: SQLite, at start,
-   * every one; PostgreSQL, those of replicas whose lease expired (and, at start, this replica's own), each with
-   * a conditional UPDATE so that exactly one replica adopts it. Returns the claimed rows (resumes counted).
+   * Claims the crawls left `scraping` by a replica that is gone and counts a resume on each: those of replicas
+   * whose lease expired (or that left) and, at start, this replica's own, each with a conditional UPDATE so
+   * that exactly one replica adopts it. Returns the claimed rows (resumes counted).
    */
   claimOrphanCrawls(now: number, scan: OrphanScan): Promise<CrawlJobRow[]>;
-  /** Sets a crawl's outcome; false when it is not this process's any more (PostgreSQL: adopted elsewhere). */
+  /** Sets a crawl's outcome; false when it is not this replica's any more (adopted by another). */
   setCrawlStatus(id: string, status: CrawlState, error: string | null, now: number): Promise<boolean>;
   /** Adds URLs not yet known to the job while the job has room; returns how many were added. */
   enqueue(id: string, items: QueueItem[], maxPages: number): Promise<number>;
@@ -65,7 +57,7 @@ export interface WebStore {
   maxSeq(id: string): Promise<number>;
   /**
    * Records one finished page and the links it led to, in one transaction. False when the crawl is no longer
-   * this process's (another replica adopted it): the caller stops crawling it.
+   * this replica's (another adopted it): the caller stops crawling it.
    */
   finishPage(
     id: string,
@@ -89,19 +81,8 @@ export interface WebStore {
   updateJob(id: string, status: JobState, result: unknown, error: string | null, now: number): Promise<void>;
   job(id: string): Promise<JobRow | undefined>;
   /**
-   * Jobs left `processing` by a process that is gone: they cannot be continued (their work was in memory).
-   * SQLite: at start, all; PostgreSQL: those of expired replicas (and, at start, this replica's own).
+   * Jobs left `processing` by a replica that is gone: they cannot be continued (their work was in memory).
+   * Those of expired replicas and, at start, this replica's own.
    */
   failOrphanJobs(reason: string, now: number, atStart: boolean): Promise<number>;
-  close(): Promise<void>;
-}
-
-/** Opens the web engine's store: data/web.sqlite beside the SQLite state, or the shared PostgreSQL tables. */
-export function openWebStore(state: StateDb): WebStore {
-  if (state.kind === 'postgres') return new PgWebStore(state.pool, state.replicaId);
-  // Kept apart from the ledger's database: page bodies are bulky, and losing the last pages on power loss only
-  // means fetching them again (synchronous=NORMAL here, FULL for money).
-  const db = openSqlite(join(state.dataDir, 'web.sqlite'));
-  db.pragma('synchronous = NORMAL');
-  return new SqliteWebStore(db);
 }

@@ -37,10 +37,6 @@ export function formatUsd(micros: number): string {
   return `${sign}$${whole}.${shown}`;
 }
 
-export function formatCents(cents: number): string {
-  return formatUsd(centsToMicros(cents));
-}
-
 /** "1 cent", "5 cents": a count of cents in words. */
 export function centsPhrase(cents: number): string {
   return `${cents} ${cents === 1 ? 'cent' : 'cents'}`;

@@ -19,8 +19,6 @@ export const REGISTRY_META_KEY = 'io.modelcontextprotocol.registry/publisher-pro
 export const CARD_META_KEY = 'tollgate/catalog';
 /** The project's own registry namespace, used by the template; a deployment names itself after its host. */
 export const PROJECT_SERVER_NAME = 'io.github.tollgate/tollgate';
-/** The registry's and the card's pattern for `name`: a reverse-DNS namespace, one slash, a name. */
-export const SERVER_NAME_PATTERN = /^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/;
 /**
  * Protocol revisions /mcp answers: the 2026-07-28 era natively (the SDK keeps its list of modern revisions
  * internal) and every 2025-era revision the SDK serves statelessly. The server card test holds this list to the

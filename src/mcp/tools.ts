@@ -72,9 +72,6 @@ export function describe(action: Action): string {
 
 const FULL: ReadonlyMap<string, Tool> = new Map(actions.map((a) => [a.id, toTool(a)]));
 
-/** Every tool, available or not (for measurements and tests). */
-export const TOOLS: readonly Tool[] = [...FULL.values()];
-
 /**
  * The tools/list of the full tool set: available actions only, or with `mark` the unavailable ones too,
  * flagged in `_meta` and in the first words of the description with the reason.

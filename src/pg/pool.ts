@@ -15,10 +15,6 @@ pg.types.setTypeParser(20, (v) => {
   return n;
 });
 
-export function isPostgresUrl(url: string | undefined): url is string {
-  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
-}
-
 /** A pool for the gateway's database. `max`: connections this process may hold. */
 export function openPgPool(url: string, opts: { max?: number; applicationName?: string } = {}): PgPool {
   const pool = new pg.Pool({

@@ -1,5 +1,5 @@
 // The file library (files/*) as handlers see it, and the metadata store behind it. Implemented in src/storage:
-// file-library.ts (the library), file-meta-sqlite.ts (metadata), objects-local.ts / objects-s3.ts (bytes).
+// file-library.ts (the library), file-meta.ts (metadata), objects-local.ts / objects-s3.ts (bytes).
 
 export interface StoredFile {
   file_id: string;
@@ -63,8 +63,8 @@ export interface FileRecord extends StoredFile {
 }
 
 /**
- * Where the file library keeps its metadata: the SQLite `files` table of the embedded gateway
- * (src/storage/file-meta-sqlite.ts), PostgreSQL when replicas share one database. Each method is one
+ * Where the file library keeps its metadata: the `files` table of the gateway's database (src/storage/file-meta.ts),
+ * shared by the replicas on PostgreSQL. Each method is one
  * statement (no transaction spans an await); ordering and paging are the store's, ownership checks the
  * library's.
  */

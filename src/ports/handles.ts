@@ -1,5 +1,5 @@
 // Server-minted handles (crawl ids, render ids, …) bound to the account that started the work (implemented in
-// src/storage/handles-sqlite.ts).
+// src/storage/handles.ts).
 
 export interface HandleRecord {
   handle: string;

@@ -7,14 +7,12 @@ import type { X402Deps } from './x402/call.js';
 /**
  * The gateway's background sweep, every `intervalMs`: holds past their expiry are voided (and, on PostgreSQL,
  * those of replicas whose lease expired), idempotency keys past their TTL purged, x402 payment records past
- * theirs purged, and on PostgreSQL payments a dead replica left mid-call recovered. A failure is logged (a
+ * theirs purged, and payments a dead replica left mid-call recovered. A failure is logged (a
  * database that does not answer also counts toward the outage) and the next round tries again.
  */
 export function startSweeper(d: {
   money: Lifecycle;
   x402: X402Deps | undefined;
-  /** PostgreSQL: other replicas' payments may need recovering. */
-  replicas: boolean;
   clock: Clock;
   log: Logger;
   health: DatabaseHealth;
@@ -34,7 +32,9 @@ export function startSweeper(d: {
       })
       .catch(failed('sweep failed'));
     d.x402?.payments.purge(d.clock.now()).catch(failed('x402 purge failed'));
-    if (d.replicas) d.x402?.payments.recover().catch(failed('x402 recovery'));
+    // Payments a dead replica left mid-call (its lease expired) are recovered by the survivors (on SQLite, a
+    // cluster of one, there are none); this replica's own are its running calls and stay theirs.
+    d.x402?.payments.recover(false).catch(failed('x402 recovery'));
   }, d.intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -10,7 +10,6 @@ import { GatewayLinks } from './gateway-links.js';
 import { LocalObjectStore } from './objects-local.js';
 import type { S3Location } from './objects-s3.js';
 import { loadSigningSecret } from './signing.js';
-import { loadPgSigningSecret } from './signing-pg.js';
 
 // Opens the file library on the configured storage: local disk under the data dir (the embedded default), or
 // an S3-compatible bucket that every replica shares. The AWS SDK is loaded only when S3 is configured.
@@ -19,7 +18,7 @@ export type StorageLocation = { kind: 'local' } | ({ kind: 's3' } & S3Location);
 
 export interface FileStorageOptions {
   location: StorageLocation;
-  /** Where the gateway's state lives: on PostgreSQL the generated signing secret is kept there. */
+  /** Where the gateway's state lives: the generated signing secret is kept there. */
   state: StateDb;
   /** Local storage: the files live under <data dir>/files. */
   dataDir: string;
@@ -29,8 +28,8 @@ export interface FileStorageOptions {
   /** Local storage: the base URL of the gateway's own file links. */
   publicUrl: () => string;
   /**
-   * Local storage: TOLLGATE_SIGNING_SECRET; unset, one is generated once into <data dir>/files/signing.key, or
-   * into the database on PostgreSQL (replicas on several machines share no data dir, but must sign alike).
+   * Local storage: TOLLGATE_SIGNING_SECRET; unset, one is generated once into the database (replicas on several
+   * machines share no data dir, but must sign alike).
    */
   signingSecret?: string | undefined;
 }
@@ -69,10 +68,12 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
     meta: o.meta,
     objects,
     clock: o.clock,
-    secret:
-      o.state.kind === 'postgres' && !o.signingSecret
-        ? await loadPgSigningSecret(o.state.pool, o.clock.now())
-        : loadSigningSecret(join(root, 'signing.key'), o.signingSecret),
+    secret: await loadSigningSecret(
+      o.state.stores,
+      join(root, 'signing.key'),
+      o.signingSecret,
+      o.clock.now(),
+    ),
     publicUrl: o.publicUrl,
   });
   const library = new FileLibrary({

@@ -1,51 +1,49 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { StoreDb } from '../db/schema.js';
+import { getOrCreate } from '../db/secrets.js';
 
 // Signed links for stored files: HMAC-SHA256 over (method, file id, expiry). The method is signed so that a
 // download link can never be used to upload, and the expiry so that a leaked link stops working.
 
 export type LinkMethod = 'GET' | 'PUT';
 
+const NAME = 'file_link_signing';
+
 /**
- * The signing secret: TOLLGATE_SIGNING_SECRET when set, else one generated on first start and kept in the data
- * dir (mode 0600), so links stay valid across restarts and every process sharing the data dir signs alike.
- * The file is written whole under a temporary name and published with link(2), so a process starting at the
- * same moment never reads it half-written: whoever links first wins, the others read theirs.
+ * The signing secret: TOLLGATE_SIGNING_SECRET when set, else one generated once into the database (table
+ * `shared_secrets`), so links stay valid across restarts and a link signed by one replica verifies on every
+ * other. A gateway that kept it in <data dir>/files/signing.key before (SQLite) stores that one, so the links it
+ * gave out stay good.
  */
-export function loadSigningSecret(path: string, configured?: string): Buffer {
+export async function loadSigningSecret(
+  db: StoreDb,
+  legacyPath: string,
+  configured: string | undefined,
+  now: number,
+): Promise<Buffer> {
   if (configured) return Buffer.from(configured, 'utf8');
-  const existing = readSecret(path);
-  if (existing) return existing;
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(tmp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  } finally {
-    rmSync(tmp, { force: true });
+  const hex = await getOrCreate(
+    db,
+    'shared_secrets',
+    NAME,
+    () => readLegacy(legacyPath) ?? randomBytes(32).toString('hex'),
+    now,
+  );
+  if (!/^[0-9a-f]{64}$/.test(hex)) {
+    throw new Error(`the signing secret in the database (shared_secrets.${NAME}) is not 32 hex bytes`);
   }
-  const secret = readSecret(path);
-  if (!secret) throw new Error(`${path} vanished while it was being created`);
-  return secret;
+  return Buffer.from(hex, 'hex');
 }
 
-function readSecret(path: string): Buffer | undefined {
-  let text: string;
+function readLegacy(path: string): string | undefined {
   try {
-    text = readFileSync(path, 'utf8').trim();
+    const text = readFileSync(path, 'utf8').trim();
+    return /^[0-9a-f]{64}$/.test(text) ? text : undefined;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
-  if (!/^[0-9a-f]{64}$/.test(text)) {
-    throw new Error(
-      `the signing secret in ${path} is not 32 hex bytes; remove it or set TOLLGATE_SIGNING_SECRET`,
-    );
-  }
-  return Buffer.from(text, 'hex');
 }
 
 export class LinkSigner {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { actions } from '../../catalog/index.js';
 import { inputJsonSchema } from '../../catalog/json-schema.js';
 import { compactToolList } from '../../src/mcp/compact.js';
-import { TOOLS, withToolNames } from '../../src/mcp/tools.js';
+import { fullToolList, withToolNames } from '../../src/mcp/tools.js';
 
 // What an agent reads to choose a tool: every description says what the action does, when to use it rather
 // than its siblings, what it returns and its price, in the spec's neutral words (no vendor names).
@@ -19,6 +19,9 @@ function schemaTexts(schema: unknown): string[] {
     k === 'description' && typeof v === 'string' ? [v] : schemaTexts(v),
   );
 }
+
+/** Every tool, available or not. */
+const TOOLS = fullToolList(new Map(), false);
 
 describe('[catalog:descriptions-actionable] descriptions an agent can act on', () => {
   it('every action says when to use it, in its own sentence, starting "Use it"', () => {

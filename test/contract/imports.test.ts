@@ -13,8 +13,8 @@ function groupOf(file: string): string {
   if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
   if (rel === 'src/log.ts') return 'lib';
-  // The state handle (SQLite or PostgreSQL) every store opens from: with the PostgreSQL plumbing.
-  if (rel === 'src/backend.ts') return 'pg';
+  // The state handle (SQLite or PostgreSQL) every store opens from: with the store layer.
+  if (rel === 'src/backend.ts') return 'db';
   for (const g of ['catalog', 'tools', 'auth']) if (rel.startsWith(`${g}/`)) return g;
   const m = /^src\/([^/]+)\//.exec(rel);
   if (m) return m[1] as string;
@@ -25,8 +25,8 @@ function groupOf(file: string): string {
 const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
-  auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'pg'],
-  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops', 'pg'],
+  auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'db'],
+  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops', 'db', 'pg'],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports', 'ops'],
@@ -36,17 +36,21 @@ const ALLOWED: Record<string, string[]> = {
   ports: ['ports', 'upstreams', 'lib', 'errors'],
   upstreams: ['upstreams', 'lib', 'errors', 'ports'],
   // Card payments (Stripe): money moves only through run's lifecycle; ledger for its types and reads.
-  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config', 'pg'],
+  billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config', 'db'],
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
-  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'pg'],
-  ledger: ['ledger', 'pg', 'lib', 'errors'],
-  storage: ['storage', 'lib', 'errors', 'ports', 'pg'],
-  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports', 'pg'],
+  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'db'],
+  // The ledger keeps its own SQL per backend; from the store layer it takes only the StateDb type.
+  ledger: ['ledger', 'pg', 'db', 'lib', 'errors'],
+  storage: ['storage', 'lib', 'errors', 'ports', 'db'],
+  engine: ['engine', 'upstreams', 'lib', 'errors', 'ports', 'db'],
   // lib may throw the closed error union (errors imports nothing).
   lib: ['lib', 'errors'],
   errors: [],
   config: ['lib'],
-  // PostgreSQL: the pool, migrations, replica leases, and the StateDb handle (src/backend.ts).
+  // The store layer: one Kysely schema and migration list over both databases, and the StateDb handle
+  // (src/backend.ts) every store opens from.
+  db: ['db', 'pg', 'lib', 'errors'],
+  // PostgreSQL only: the pool, replica leases, the ledger's migrations.
   pg: ['pg', 'lib', 'errors'],
 };
 
@@ -78,6 +82,24 @@ function importsOf(file: string): Array<{ target: string; typeOnly: boolean }> {
   return out;
 }
 
+/** The cycles of an import graph, each as its files (relative to the root) in order. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const cycles: string[][] = [];
+  const visit = (f: string, stack: string[]) => {
+    if (state.get(f) === 'done') return;
+    if (state.get(f) === 'visiting') {
+      cycles.push([...stack.slice(stack.indexOf(f)), f].map((x) => relative(ROOT, x)));
+      return;
+    }
+    state.set(f, 'visiting');
+    for (const t of graph.get(f) ?? []) visit(t, [...stack, f]);
+    state.set(f, 'done');
+  };
+  for (const f of graph.keys()) visit(f, []);
+  return cycles;
+}
+
 describe('module boundaries (docs/architecture.md)', () => {
   it('every import follows an allowed arrow', () => {
     const violations: string[] = [];
@@ -102,20 +124,19 @@ describe('module boundaries (docs/architecture.md)', () => {
           .map((i) => i.target),
       ]),
     );
-    const state = new Map<string, 'visiting' | 'done'>();
-    const cycles: string[] = [];
-    const visit = (f: string, stack: string[]) => {
-      if (state.get(f) === 'done') return;
-      if (state.get(f) === 'visiting') {
-        cycles.push([...stack.slice(stack.indexOf(f)), f].map((x) => relative(ROOT, x)).join(' → '));
-        return;
-      }
-      state.set(f, 'visiting');
-      for (const t of graph.get(f) ?? []) visit(t, [...stack, f]);
-      state.set(f, 'done');
-    };
-    for (const f of graph.keys()) visit(f, []);
-    expect(cycles).toEqual([]);
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it('no store is on an import cycle, type-only imports included (an interface never imports its implementation)', () => {
+    // The store layer (src/db) and every module written on it: each store's interface and implementation.
+    const layer = join(ROOT, 'src', 'db');
+    const stores = new Set(
+      SOURCE.filter((f) => f.startsWith(layer) || importsOf(f).some((i) => i.target.startsWith(layer))),
+    );
+    expect(stores.size).toBeGreaterThan(10);
+    const graph = new Map(SOURCE.map((f) => [f, importsOf(f).map((i) => i.target)]));
+    const through = cyclesOf(graph).filter((c) => c.some((f) => stores.has(resolve(ROOT, f))));
+    expect(through).toEqual([]);
   });
 
   it('doors do not import each other, and nothing imports test/', () => {

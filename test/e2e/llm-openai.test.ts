@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
+import { ManualClock } from '../helpers/clock.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // The official `openai` npm client, unmodified (base URL + key), against the gateway's model router.

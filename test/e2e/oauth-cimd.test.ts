@@ -9,10 +9,9 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEADLESS_ARGS } from '../../src/engine/browser.js';
-import { sha256Hex } from '../../src/lib/hash.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startTlsSite, TEST_CA, type TlsSite } from '../helpers/tls-site.js';
-import { MemoryOAuthProvider, signInAndConsent } from './oauth-helpers.js';
+import { expireToken, MemoryOAuthProvider, signInAndConsent } from './oauth-helpers.js';
 
 // A host that identifies itself with a client ID metadata document instead of registering, played by the
 // official SDK clients' own CIMD support (`clientMetadataUrl`: v2, and v1 as most hosts ship it). Its document
@@ -60,8 +59,14 @@ function publish(path: string, name: string, redirectUri: string): string {
   return id;
 }
 
-const registeredClients = () =>
-  (t.gw.db.prepare(`SELECT count(*) AS n FROM oauth_store WHERE model = 'Client'`).get() as { n: number }).n;
+const registeredClients = async () =>
+  (
+    await t.gw.state.stores
+      .selectFrom('oauth_store')
+      .select('id_hash')
+      .where('model', '=', 'Client')
+      .execute()
+  ).length;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -95,7 +100,7 @@ describe('a host with a client ID metadata document', () => {
     const clientId = publish('/hosts/v2/client.json', 'Document Host', `${hostUrl}/callback`);
     const provider = new DocumentHost(`${hostUrl}/callback`, 'Document Host', clientId);
     const url = new URL(`${t.url}/mcp`);
-    const clientsBefore = registeredClients();
+    const clientsBefore = await registeredClients();
 
     await expect(
       new Client({ name: 'v2 host', version: '1' }).connect(
@@ -146,7 +151,7 @@ describe('a host with a client ID metadata document', () => {
     const [tx] = await t.gw.ledger.transactions(accountId, 1);
     expect(tx).toMatchObject({ payment_method: 'oauth', principal: `oauth:${clientId}` });
 
-    expect(registeredClients()).toBe(clientsBefore);
+    expect(await registeredClients()).toBe(clientsBefore);
     // One fetch served the authorization request, both pages, the token request and the call (max-age=300).
     expect(site.hits.get('/hosts/v2/client.json')).toBe(1);
     expect(problems).toEqual([]);
@@ -158,7 +163,7 @@ describe('a host with a client ID metadata document', () => {
     const clientId = publish('/hosts/v1/client.json', 'Document Host v1', redirect);
     const provider = new DocumentHost(redirect, 'Document Host v1', clientId);
     const url = new URL(`${t.url}/mcp`);
-    const clientsBefore = registeredClients();
+    const clientsBefore = await registeredClients();
 
     await expect(
       new V1Client({ name: 'v1 host', version: '1' }).connect(
@@ -182,16 +187,11 @@ describe('a host with a client ID metadata document', () => {
 
     // The access token expires; the host refreshes as the document's client and the call goes through.
     const old = provider.tokens();
-    const past = Math.floor(Date.now() / 1000) - 5;
-    t.gw.db
-      .prepare(
-        `UPDATE oauth_store SET payload = json_set(payload, '$.exp', ?), expires_at = ? WHERE model = 'AccessToken' AND id_hash = ?`,
-      )
-      .run(past, past * 1000, sha256Hex(old.access_token));
+    await expireToken(t.gw, old.access_token);
     expect(((await client.callTool(ARGS)) as { isError?: boolean }).isError).toBeFalsy();
     expect(provider.tokens().refresh_token).not.toBe(old.refresh_token);
     await client.close();
     expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(980_000);
-    expect(registeredClients()).toBe(clientsBefore);
+    expect(await registeredClients()).toBe(clientsBefore);
   });
 });

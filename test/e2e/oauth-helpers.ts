@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../src/lib/hash.js';
+import type { Gateway } from '../../src/main.js';
 
 // Helpers for the OAuth tests: a user agent without a browser (a cookie jar that honours paths, manual
 // redirects, our forms filled in), PKCE, raw registration, and in-memory OAuthClientProviders for the SDKs.
@@ -312,3 +314,14 @@ export const INITIALIZE = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
+
+/** Makes a stored access token expired, as if its time had run out (on either backend). */
+export async function expireToken(gw: Gateway, token: string): Promise<void> {
+  const past = Math.floor(Date.now() / 1000) - 5;
+  const byToken = <Q extends { where(c: 'model' | 'id_hash', op: '=', v: string): Q }>(q: Q) =>
+    q.where('model', '=', 'AccessToken').where('id_hash', '=', sha256Hex(token));
+  const db = gw.state.stores;
+  const row = await byToken(db.selectFrom('oauth_store').select('payload')).executeTakeFirstOrThrow();
+  const payload = JSON.stringify({ ...JSON.parse(row.payload), exp: past });
+  await byToken(db.updateTable('oauth_store').set({ payload, expires_at: past * 1000 })).execute();
+}

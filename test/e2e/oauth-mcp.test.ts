@@ -3,9 +3,8 @@ import { UnauthorizedError as V1UnauthorizedError } from '@modelcontextprotocol/
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/lib/hash.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { INITIALIZE, MemoryOAuthProvider, mcpPost, signInAndConsent } from './oauth-helpers.js';
+import { expireToken, INITIALIZE, MemoryOAuthProvider, mcpPost, signInAndConsent } from './oauth-helpers.js';
 
 // An MCP host that knows only the /mcp URL, played by the official SDK clients' OAuth support (v2, and v1 as
 // most hosts ship it): discovery from the 401, registration, authorization with sign-in and consent, token,
@@ -105,12 +104,7 @@ describe.each(['v2', 'v1'] as const)('an MCP host on the %s SDK', (kind) => {
 
   it('[oauth:refresh-rotation] an expired access token is refreshed by the host and the call goes through', async () => {
     const old = provider.tokens();
-    const past = Math.floor(Date.now() / 1000) - 5;
-    t.gw.db
-      .prepare(
-        `UPDATE oauth_store SET payload = json_set(payload, '$.exp', ?), expires_at = ? WHERE model = 'AccessToken' AND id_hash = ?`,
-      )
-      .run(past, past * 1000, sha256Hex(old.access_token));
+    await expireToken(t.gw, old.access_token);
     const r = await h.call();
     expect(r.isError).toBeFalsy();
     expect(provider.tokens().access_token).not.toBe(old.access_token);

@@ -133,10 +133,12 @@ describe('the pages in Chromium', () => {
     const r = await h.finishAndCall(page.url());
     expect(r.isError).toBeFalsy();
     expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(990_000);
-    const limit = t.gw.db
-      .prepare('SELECT daily_limit_micros AS m FROM oauth_client_limits WHERE account_id = ?')
-      .get(accountId) as { m: number };
-    expect(limit.m).toBe(3_500_000);
+    const limit = await t.gw.state.stores
+      .selectFrom('oauth_client_limits')
+      .select('daily_limit_micros')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    expect(limit?.daily_limit_micros).toBe(3_500_000);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -156,11 +158,11 @@ describe('the pages in Chromium', () => {
     await page.getByRole('radio', { name: 'No daily limit: up to the whole balance' }).check();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${hostUrl}/callback?**`);
-    const dana = t.gw.db
-      .prepare("SELECT account_id AS id FROM oauth_identities WHERE subject = 'dana'")
-      .get() as {
-      id: string;
-    };
+    const dana = await t.gw.state.stores
+      .selectFrom('oauth_identities')
+      .select('account_id as id')
+      .where('subject', '=', 'dana')
+      .executeTakeFirstOrThrow();
     await t.gw.ledger.credit(dana.id, 1_000_000, 'test credit');
     const r = await h.finishAndCall(page.url());
     expect(r.isError).toBeFalsy();

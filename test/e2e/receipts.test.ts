@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { createLocalJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/lib/sqlite.js';
-import { SqliteReceiptKeyStore } from '../../src/run/receipt-keys.js';
+import { openReceiptKeyStore } from '../../src/run/receipt-keys.js';
 import { generateReceiptKey, loadReceiptSigner } from '../../src/run/receipts.js';
 import { startChain, type TestChain } from '../helpers/anvil.js';
+import { BACKENDS, type BackendCase } from '../helpers/backends.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { newPayer, paidFetch, x402Env } from '../helpers/x402.js';
 import { connectClient } from './mcp-clients.js';
@@ -129,10 +129,10 @@ describe('receipts', () => {
   });
 
   it('[receipt:key] one key per database, whoever creates it first; an operator key takes precedence', async () => {
-    const db = openSqlite(':memory:');
+    const state = await (BACKENDS[0] as BackendCase).open();
     const clock = { now: () => Date.now() };
-    const a = new SqliteReceiptKeyStore(db, clock);
-    const b = new SqliteReceiptKeyStore(db, clock);
+    const a = openReceiptKeyStore(state.db, clock);
+    const b = openReceiptKeyStore(state.db, clock);
     const [one, two] = await Promise.all([
       loadReceiptSigner(undefined, a, () => 'x'),
       loadReceiptSigner(undefined, b, () => 'x'),
@@ -142,6 +142,7 @@ describe('receipts', () => {
     const configured = await loadReceiptSigner(own, a, () => 'x');
     expect(configured.jwks().keys[0]?.x).toBe(JSON.parse(own).x);
     await expect(loadReceiptSigner('{"kty":"EC","d":"x"}', a, () => 'x')).rejects.toThrow(/P-256/);
+    await state.close();
   });
 
   it('[receipt:key] the generated key survives a restart (the database keeps it)', async () => {

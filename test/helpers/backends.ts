@@ -2,9 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StateDb } from '../../src/backend.js';
-import { openSqlite } from '../../src/lib/sqlite.js';
-import { migrate } from '../../src/pg/migrate.js';
-import { openPgPool } from '../../src/pg/pool.js';
+import { openState } from '../../src/cli/state.js';
 import { createTestDatabase } from './pg.js';
 
 // One behaviour, two backends: a store suite runs, unchanged, once per backend with
@@ -27,42 +25,48 @@ const sqlite: BackendCase = {
   name: 'sqlite',
   async open() {
     const dataDir = mkdtempSync(join(tmpdir(), 'tg-state-'));
-    const db = openSqlite(join(dataDir, 'tollgate.db'));
+    const opened = await openState({ dataDir, database: undefined });
     return {
-      db: { kind: 'sqlite', db, dataDir },
+      db: opened.state,
       async close() {
-        db.close();
+        await opened.close();
         rmSync(dataDir, { recursive: true, force: true });
       },
     };
   },
   async share(state) {
-    if (state.db.kind !== 'sqlite') throw new Error('not sqlite');
-    const db = openSqlite(join(state.db.dataDir, 'tollgate.db'));
-    return {
-      db: { kind: 'sqlite', db, dataDir: state.db.dataDir },
-      async close() {
-        db.close();
-      },
-    };
+    const opened = await openState({ dataDir: state.db.dataDir, database: undefined });
+    return { db: opened.state, close: () => opened.close() };
   },
 };
 
 const urls = new WeakMap<OpenedState, string>();
 
+async function openPg(url: string, replicaId: string, migrate: boolean) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tg-state-'));
+  const opened = await openState(
+    { dataDir, database: { url, pool: 10, leaseMs: 30_000 } },
+    { replicaId, migrate },
+  );
+  return {
+    db: opened.state,
+    async close() {
+      await opened.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 const postgres: BackendCase = {
   name: 'postgres',
   async open(opts) {
     const test = await createTestDatabase('tg_state');
-    const pool = openPgPool(test.url, { max: 10 });
-    await migrate(pool);
-    const dataDir = mkdtempSync(join(tmpdir(), 'tg-state-'));
+    const opened = await openPg(test.url, opts?.replicaId ?? 'r_test_1', true);
     const state: OpenedState = {
-      db: { kind: 'postgres', pool, replicaId: opts?.replicaId ?? 'r_test_1', dataDir },
+      db: opened.db,
       async close() {
-        await pool.end();
+        await opened.close();
         await test.drop();
-        rmSync(dataDir, { recursive: true, force: true });
       },
     };
     urls.set(state, test.url);
@@ -71,15 +75,7 @@ const postgres: BackendCase = {
   async share(state, opts) {
     const url = urls.get(state);
     if (!url) throw new Error('not a postgres state opened here');
-    const pool = openPgPool(url, { max: 10 });
-    const dataDir = mkdtempSync(join(tmpdir(), 'tg-state-'));
-    return {
-      db: { kind: 'postgres', pool, replicaId: opts?.replicaId ?? 'r_test_2', dataDir },
-      async close() {
-        await pool.end();
-        rmSync(dataDir, { recursive: true, force: true });
-      },
-    };
+    return openPg(url, opts?.replicaId ?? 'r_test_2', false);
   },
 };
 

@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { request } from 'undici';
 import { createApiKey } from '../../auth/api-keys.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { parseUsdToMicros } from '../../src/lib/money.js';
+import type { SqliteDb } from '../../src/lib/sqlite.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 
@@ -57,12 +59,49 @@ export function testConfig(env: Record<string, string> = {}, dataDir?: string): 
   });
 }
 
+/**
+ * The gateway's SQLite database itself (its ledger's connection), for tests about the file (what is on disk, the
+ * ledger's own tables); a store's rows are read through `gw.state.stores` on either backend. Throws on PostgreSQL.
+ */
+export function sqliteOf(gw: Gateway): SqliteDb {
+  if (gw.state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
+  return gw.state.db;
+}
+
+/**
+ * Everything the gateway's database holds, as text (to prove a secret is not in it): the SQLite files' bytes
+ * after a checkpoint, or every row of every PostgreSQL table.
+ */
+export async function storedText(gw: Gateway): Promise<string> {
+  if (gw.state.kind === 'sqlite') {
+    gw.state.db.pragma('wal_checkpoint(PASSIVE)');
+    return ['tollgate.db', 'tollgate.db-wal', 'web.sqlite', 'web.sqlite-wal']
+      .map((f) => {
+        try {
+          return readFileSync(join(gw.state.dataDir, f)).toString('latin1');
+        } catch {
+          return '';
+        }
+      })
+      .join('');
+  }
+  const db = gw.state.stores;
+  const tables = await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
+    WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(db);
+  const out: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ r: string }>`SELECT t::text AS r FROM ${sql.table(name)} t`.execute(db);
+    out.push(...rows.rows.map((x) => x.r));
+  }
+  return out.join('\n');
+}
+
 const PG_BY_DATA_DIR = new Map<string, TestDatabase>();
 
 export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
   // TOLLGATE_TEST_BACKEND=postgres runs every gateway test on a PostgreSQL database instead of SQLite (a
   // whole-suite check of the second backend; the store suites run on both backends always). A restart on the
-  // same data dir finds the same database. Tests that read the SQLite file itself (`gw.db`) fail there.
+  // same data dir finds the same database. Tests that read the SQLite file itself (`sqliteOf`) fail there.
   const pg = process.env.TOLLGATE_TEST_BACKEND === 'postgres' && !opts.env?.TOLLGATE_DATABASE_URL;
   const reused = pg && opts.dataDir ? PG_BY_DATA_DIR.get(opts.dataDir) : undefined;
   const pgDb = pg ? (reused ?? (await createTestDatabase('tg_gw'))) : undefined;

@@ -150,6 +150,19 @@ describe('tollgate CLI', () => {
     expect(runCli(['keys', 'list', '--json'], { cwd: elsewhere }).code).toBe(0);
   }, 120_000);
 
+  it('[scale:migrations] tollgate migrate brings a SQLite data dir up to date, and needs one', () => {
+    const elsewhere = mkdtempSync(join(work, 'migrate-'));
+    expect(jsonError(runCli(['migrate', '--json'], { cwd: elsewhere }))).toMatchObject({
+      code: 'no_database',
+    });
+    expect(existsSync(join(elsewhere, 'data')), 'nothing created').toBe(false);
+    // The ledger's database of a first start (as the beforeAll's): the stores' tables come with the first open.
+    const first = json('migrate');
+    expect(first).toMatchObject({ backend: 'sqlite', current: expect.any(Number) });
+    const again = json('migrate');
+    expect(again).toEqual({ backend: 'sqlite', applied: [], current: first.current });
+  }, 120_000);
+
   it('[ops:env-file] .env of the current directory is read, and the environment wins over it', () => {
     const project = mkdtempSync(join(work, 'project-'));
     writeFileSync(join(project, '.env'), '# settings\nTOLLGATE_DATA_DIR=./from-dotenv\nTOLLGATE_PORT=\n');

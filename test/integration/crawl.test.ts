@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openState } from '../../src/cli/state.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { html, type TestSite } from '../helpers/site.js';
 import { FakeLlm, startWebSite } from './web-fixtures.js';
@@ -176,14 +176,23 @@ describe('[crawl:restart-not-stuck] restarts', () => {
       await a.close();
 
       // Simulate what a crash leaves: the doomed crawl already resumed MAX_RESUMES times, the job still "processing".
-      const db = new Database(join(dataDir, 'web.sqlite'));
-      const rows = db
-        .prepare("SELECT id FROM crawl_jobs WHERE status = 'scraping' ORDER BY rowid")
-        .all() as Array<{ id: string }>;
+      const opened = await openState(a.config, { migrate: false });
+      const web = opened.state.bulk;
+      const rows = await web
+        .selectFrom('crawl_jobs')
+        .select('id')
+        .where('status', '=', 'scraping')
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
       expect(rows).toHaveLength(2);
-      db.prepare('UPDATE crawl_jobs SET resumes = 3 WHERE id = ?').run(rows[1]?.id);
-      db.prepare("UPDATE web_jobs SET status = 'processing', error = NULL").run();
-      db.close();
+      await web
+        .updateTable('crawl_jobs')
+        .set({ resumes: 3 })
+        .where('id', '=', rows[1]?.id as string)
+        .execute();
+      await web.updateTable('web_jobs').set({ status: 'processing', error: null }).execute();
+      await opened.close();
 
       const b = await startGateway({ env, dataDir });
       try {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { STORAGE_MODES, useStorage } from '../helpers/storage.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { ManualClock } from '../helpers/clock.js';
+import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // The model router's daily inference cap (docs/spec.md §8: 10 USD per account per UTC day, here 0.01 USD): checked at
 // admission together with the hold, in one serialized write. `test/flat` costs 1 micro-USD per completion
@@ -79,7 +79,7 @@ describe('model router: daily inference cap', () => {
       0,
     );
     expect(charged).toBe(CAP);
-    const spent = gw.gw.db
+    const spent = sqliteOf(gw.gw)
       .prepare('SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?')
       .get(accountId, '2026-03-03') as { spent_micros: number };
     expect(spent.spent_micros).toBe(CAP);

@@ -342,7 +342,7 @@ describe('sign-in and consent forms', () => {
     const jar = new CookieJar();
     const clientId = await publicClient();
     await codeFlow(t.url, clientId, { apiKey: key, redirectUri: REDIRECT, jar });
-    t.gw.db.prepare('DELETE FROM oauth_session_keys').run();
+    await t.gw.state.stores.deleteFrom('oauth_session_keys').execute();
     const start = await hop(jar, authorizeUrl({ client_id: clientId, prompt: 'consent', ...s256() }));
     const page = await hop(jar, start.location as string);
     expect(page.text).toContain('Sign in again to continue.');

@@ -12,7 +12,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 function cli(...args: string[]) {
-  const r = runCli(['--json', ...args], { cwd: t.dataDir, env: { TOLLGATE_DATA_DIR: t.dataDir } });
+  // The gateway's own database: its data dir, or (TOLLGATE_TEST_BACKEND=postgres) its PostgreSQL.
+  const database = t.config.database ? { TOLLGATE_DATABASE_URL: t.config.database.url } : {};
+  const r = runCli(['--json', ...args], {
+    cwd: t.dataDir,
+    env: { TOLLGATE_DATA_DIR: t.dataDir, ...database },
+  });
   return { code: r.code, json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined, stderr: r.stderr };
 }
 

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
@@ -16,7 +14,7 @@ import {
   tokenRequest,
 } from '../e2e/oauth-helpers.js';
 import { listenUpstream, type Upstream, upstreamEnv } from '../e2e/oauth-upstream.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, storedText, type TestGateway } from '../helpers/gateway.js';
 
 // Federated sign-in against a real OpenID Connect provider run by the test (oidc-provider on 127.0.0.1).
 
@@ -116,16 +114,7 @@ describe('sign in with an upstream OpenID Connect provider', () => {
     up.issuedTokens.length = 0;
     const ours = await federatedTokens();
     expect(up.issuedTokens.length).toBeGreaterThan(0);
-    t.gw.db.pragma('wal_checkpoint(PASSIVE)');
-    const db = ['tollgate.db', 'tollgate.db-wal']
-      .map((f) => {
-        try {
-          return readFileSync(join(t.dataDir, f)).toString('latin1');
-        } catch {
-          return '';
-        }
-      })
-      .join('');
+    const db = await storedText(t.gw);
     for (const upstream of up.issuedTokens) {
       expect(ours.access_token).not.toBe(upstream);
       expect(db.includes(upstream)).toBe(false);

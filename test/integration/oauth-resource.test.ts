@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../auth/api-keys.js';
@@ -7,7 +5,7 @@ import { sha256Hex } from '../../src/lib/hash.js';
 import { createLogger } from '../../src/log.js';
 import { connectClient } from '../e2e/mcp-clients.js';
 import { CookieJar, connectedClient, hop, INITIALIZE, mcpPost } from '../e2e/oauth-helpers.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, storedText, type TestGateway } from '../helpers/gateway.js';
 
 // /mcp as the resource server for OAuth access tokens: audience, expiry, scope, where the tokens are accepted,
 // the per-client daily limit, the account they charge, and what the database and the logs hold of them.
@@ -34,17 +32,34 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Edits a stored access token in place, as the authorization server would have issued it differently. */
-function rewriteToken(token: string, sql: string): void {
-  const n = t.gw.db
-    .prepare(`UPDATE oauth_store SET ${sql} WHERE model = 'AccessToken' AND id_hash = ?`)
-    .run(sha256Hex(token)).changes;
-  expect(n).toBe(1);
+async function rewriteToken(
+  token: string,
+  payload: Record<string, unknown>,
+  expiresAt?: number,
+): Promise<void> {
+  const db = t.gw.state.stores;
+  const row = await db
+    .selectFrom('oauth_store')
+    .select('payload')
+    .where('model', '=', 'AccessToken')
+    .where('id_hash', '=', sha256Hex(token))
+    .executeTakeFirstOrThrow();
+  const r = await db
+    .updateTable('oauth_store')
+    .set({
+      payload: JSON.stringify({ ...JSON.parse(row.payload), ...payload }),
+      ...(expiresAt ? { expires_at: expiresAt } : {}),
+    })
+    .where('model', '=', 'AccessToken')
+    .where('id_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  expect(Number(r.numUpdatedRows)).toBe(1);
 }
 
 describe('token checks at /mcp', () => {
   it('[oauth:wrong-audience-refused] a token whose audience is another resource is refused with 401', async () => {
     const c = await connectedClient(t.url, account.key);
-    rewriteToken(c.accessToken, `payload = json_set(payload, '$.aud', 'https://other.example/mcp')`);
+    await rewriteToken(c.accessToken, { aud: 'https://other.example/mcp' });
     const r = await mcpPost(t.url, c.accessToken, INITIALIZE);
     expect(r.status).toBe(401);
     expect(r.challenge).toContain('error="invalid_token"');
@@ -54,7 +69,7 @@ describe('token checks at /mcp', () => {
   it('[oauth:expired-token-refused] an expired token is refused with 401', async () => {
     const c = await connectedClient(t.url, account.key);
     const past = Math.floor(Date.now() / 1000) - 5;
-    rewriteToken(c.accessToken, `payload = json_set(payload, '$.exp', ${past}), expires_at = ${past * 1000}`);
+    await rewriteToken(c.accessToken, { exp: past }, past * 1000);
     const r = await mcpPost(t.url, c.accessToken, INITIALIZE);
     expect(r.status).toBe(401);
     expect(r.challenge).toContain('error="invalid_token"');
@@ -175,16 +190,7 @@ describe('secrets at rest and in logs', () => {
     });
     const second = (await refreshed.json()) as { access_token: string; refresh_token: string };
     expect((await mcpPost(t.url, second.access_token, INITIALIZE)).status).toBe(200);
-    t.gw.db.pragma('wal_checkpoint(PASSIVE)');
-    const files = ['tollgate.db', 'tollgate.db-wal']
-      .map((f) => {
-        try {
-          return readFileSync(join(t.dataDir, f)).toString('latin1');
-        } catch {
-          return '';
-        }
-      })
-      .join('');
+    const files = await storedText(t.gw);
     const secrets = [c.accessToken, c.refreshToken, second.access_token, second.refresh_token, c.flow.code];
     for (const s of secrets) expect(files.includes(s), 'stored in clear').toBe(false);
     const logs = logLines.join('');

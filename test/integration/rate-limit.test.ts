@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { MemoryRateLimiter } from '../../src/run/rate-limit.js';
+import { ManualClock } from '../helpers/clock.js';
 import { startGateway } from '../helpers/gateway.js';
 
 describe('per-account rate limit', () => {

@@ -1,9 +1,8 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type BuiltinEngine, createWebEngine } from '../../src/engine/index.js';
-import { openWebStore } from '../../src/engine/store.js';
+import { openWebStore } from '../../src/engine/store-sql.js';
 import { systemClock } from '../../src/lib/clock.js';
-import type { PgPool } from '../../src/pg/pool.js';
 import type { CrawlStatus } from '../../src/ports/index.js';
 import { createWebFetcher, type GuardedFetcher } from '../../src/upstreams/web-fetch.js';
 import { BACKENDS, type BackendCase, type OpenedState } from '../helpers/backends.js';
@@ -110,32 +109,28 @@ describe.each(BACKENDS)('web engine store ($name)', (backend) => {
 
   it('the frontier: known URLs are not queued twice, maxPages caps it; pages come back in order, in pages', async () => {
     const store = openWebStore(a.db);
-    try {
-      await store.createCrawl('crawl_x', { url: 'u' }, 1);
-      const item = (n: number, depth = 1) => ({ seq: n, url: `https://s.test/${n}`, depth });
-      expect(await store.enqueue('crawl_x', [item(1, 0), item(1, 0)], 120)).toBe(1);
-      const links = Array.from({ length: 130 }, (_, i) => item(i + 2));
-      await store.finishPage('crawl_x', item(1, 0), { n: 1 }, [item(3), ...links], 120, 2);
-      expect(await store.crawl('crawl_x')).toMatchObject({ total: 120, completed: 1, status: 'scraping' });
-      expect(await store.maxSeq('crawl_x')).toBe(120);
-      const next = await store.pending('crawl_x', 2, new Set(['https://s.test/2']));
-      expect(next.map((q) => q.seq)).toEqual([3, 4]);
-      for (let n = 2; n <= 120; n++) await store.finishPage('crawl_x', item(n), { n }, [], 120, 3);
-      expect(await store.pending('crawl_x', 5, new Set())).toEqual([]);
-      const first = await store.pages('crawl_x', 0, 100, 10_000_000);
-      expect(first.more).toBe(true);
-      expect(first.pages).toEqual(Array.from({ length: 100 }, (_, i) => ({ n: i + 1 })));
-      expect(await store.pages('crawl_x', 100, 100, 10_000_000)).toMatchObject({ more: false });
-      expect((await store.pages('crawl_x', 100, 100, 10_000_000)).pages).toHaveLength(20);
-      // A byte budget smaller than one page still returns that page.
-      expect(await store.pages('crawl_x', 5, 100, 1)).toEqual({ pages: [{ n: 6 }], more: true });
-      await store.setCrawlStatus('crawl_x', 'completed', null, 4);
-      expect(await store.prune(5)).toBe(1);
-      expect(await store.crawl('crawl_x')).toBeUndefined();
-      expect(await store.pages('crawl_x', 0, 10, 1000)).toEqual({ pages: [], more: false });
-    } finally {
-      await store.close();
-    }
+    await store.createCrawl('crawl_x', { url: 'u' }, 1);
+    const item = (n: number, depth = 1) => ({ seq: n, url: `https://s.test/${n}`, depth });
+    expect(await store.enqueue('crawl_x', [item(1, 0), item(1, 0)], 120)).toBe(1);
+    const links = Array.from({ length: 130 }, (_, i) => item(i + 2));
+    await store.finishPage('crawl_x', item(1, 0), { n: 1 }, [item(3), ...links], 120, 2);
+    expect(await store.crawl('crawl_x')).toMatchObject({ total: 120, completed: 1, status: 'scraping' });
+    expect(await store.maxSeq('crawl_x')).toBe(120);
+    const next = await store.pending('crawl_x', 2, new Set(['https://s.test/2']));
+    expect(next.map((q) => q.seq)).toEqual([3, 4]);
+    for (let n = 2; n <= 120; n++) await store.finishPage('crawl_x', item(n), { n }, [], 120, 3);
+    expect(await store.pending('crawl_x', 5, new Set())).toEqual([]);
+    const first = await store.pages('crawl_x', 0, 100, 10_000_000);
+    expect(first.more).toBe(true);
+    expect(first.pages).toEqual(Array.from({ length: 100 }, (_, i) => ({ n: i + 1 })));
+    expect(await store.pages('crawl_x', 100, 100, 10_000_000)).toMatchObject({ more: false });
+    expect((await store.pages('crawl_x', 100, 100, 10_000_000)).pages).toHaveLength(20);
+    // A byte budget smaller than one page still returns that page.
+    expect(await store.pages('crawl_x', 5, 100, 1)).toEqual({ pages: [{ n: 6 }], more: true });
+    await store.setCrawlStatus('crawl_x', 'completed', null, 4);
+    expect(await store.prune(5)).toBe(1);
+    expect(await store.crawl('crawl_x')).toBeUndefined();
+    expect(await store.pages('crawl_x', 0, 10, 1000)).toEqual({ pages: [], more: false });
   });
 
   it('[crawl:restart-not-stuck] a crawl stopped by a restart resumes from its frontier; a job left running fails', async () => {
@@ -177,7 +172,6 @@ describe('web engine on replicas of one PostgreSQL', () => {
     engines.push(e);
     return e;
   };
-  const pool = (s: OpenedState) => (s.db as { pool: PgPool }).pool;
   /** What a replica logs, to see it notice that its crawl was adopted. */
   const logged: string[] = [];
   const recording = pino(
@@ -185,11 +179,11 @@ describe('web engine on replicas of one PostgreSQL', () => {
     { write: (line: string) => void logged.push((JSON.parse(line) as { msg: string }).msg) },
   );
   const lease = (id: string, expiresAt: number) =>
-    pool(a).query(
-      `INSERT INTO replicas (id, started_at, lease_expires_at) VALUES ($1, $2, $3)
-       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
-      [id, Date.now() - 60_000, expiresAt],
-    );
+    a.db.stores
+      .insertInto('replicas')
+      .values({ id, started_at: Date.now() - 60_000, lease_expires_at: expiresAt })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ lease_expires_at: expiresAt }))
+      .execute();
 
   it("a dead replica's crawl is adopted by exactly one survivor and finished; the presumed dead one stops", async () => {
     const live = Date.now() + 600_000;
@@ -206,11 +200,12 @@ describe('web engine on replicas of one PostgreSQL', () => {
     await lease('r_a', Date.now() - 1);
     const [rb, rc] = await Promise.all([eb.adoptOrphans(), ec.adoptOrphans()]);
     expect(rb.crawlsResumed + rc.crawlsResumed).toBe(1);
-    const owner = await pool(a).query<{ owner: string; resumes: number }>(
-      'SELECT owner, resumes FROM crawl_jobs WHERE id = $1',
-      [id],
-    );
-    expect(owner.rows[0]).toEqual({ owner: rb.crawlsResumed === 1 ? 'r_b' : 'r_c', resumes: 1 });
+    const owner = await a.db.bulk
+      .selectFrom('crawl_jobs')
+      .select(['owner', 'resumes'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    expect(owner).toEqual({ owner: rb.crawlsResumed === 1 ? 'r_b' : 'r_c', resumes: 1 });
 
     // Finished by the adopter from the stored frontier, read through the replica that started it.
     expectWholeTree(await until(ea, id, (s) => s.status !== 'scraping'));
@@ -226,7 +221,7 @@ describe('web engine on replicas of one PostgreSQL', () => {
     const ea = engine(a, 200);
     const id = await ea.startCrawl(crawlReq());
     await ea.close();
-    await pool(a).query('UPDATE crawl_jobs SET resumes = 3 WHERE id = $1', [id]);
+    await a.db.bulk.updateTable('crawl_jobs').set({ resumes: 3 }).where('id', '=', id).execute();
     await lease('r_a', Date.now() - 1);
     const eb = open(b);
     expect(await eb.adoptOrphans()).toEqual({ crawlsResumed: 0, crawlsFailed: 1, jobsFailed: 0 });

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { FileLibrary } from '../../src/storage/file-library.js';
 import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { GatewayLinks } from '../../src/storage/gateway-links.js';
@@ -11,6 +10,7 @@ import { LocalObjectStore } from '../../src/storage/objects-local.js';
 import { LinkSigner } from '../../src/storage/signing.js';
 import { createDownloader } from '../../src/upstreams/safe-download.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { startSite, type TestSite } from '../helpers/site.js';
 
 // The size-limited, SSRF-guarded download and the store's streaming writes, with small limits.

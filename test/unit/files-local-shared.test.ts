@@ -1,21 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { GatewayLinks } from '../../src/storage/gateway-links.js';
 import { LocalObjectStore } from '../../src/storage/objects-local.js';
+import { loadSigningSecret } from '../../src/storage/signing.js';
 import { BACKENDS } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // Local storage shared by several gateway processes on one data dir (workers on one machine): one signing
-// secret for all, an object written once whoever races, and no process sweeping away another's upload.
-
-const ROOT = resolve(import.meta.dirname, '..', '..');
+// secret for all (kept in the database), an object written once whoever races, and no process sweeping away another's upload.
 
 /** A body that arrives slowly, so two uploads overlap. */
 function slow(fill: number, chunks = 5, size = 1000): Readable {
@@ -101,27 +99,40 @@ describe('local storage shared by processes', () => {
     expect(readdirSync(tmp)).toEqual(['file_live.upload']);
   });
 
-  it('[files:local-shared-dir] processes starting together generate one signing secret and all use it', async () => {
-    const path = join(root, 'secret', 'signing.key');
-    const script = `import { loadSigningSecret } from './src/storage/signing.ts';
-      process.stdout.write(loadSigningSecret(${JSON.stringify(path)}).toString('hex'));`;
-    const run = () =>
-      new Promise<string>((done, fail) => {
-        const p = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-          cwd: ROOT,
-        });
-        let out = '';
-        p.stdout.on('data', (d) => {
-          out += d;
-        });
-        p.on('error', fail);
-        p.on('exit', (code) => (code === 0 ? done(out) : fail(new Error(`exit ${code}`))));
-      });
-    const secrets = await Promise.all(Array.from({ length: 4 }, run));
-    expect(secrets[0]).toMatch(/^[0-9a-f]{64}$/);
-    expect(new Set(secrets).size).toBe(1);
-    expect(readFileSync(path, 'utf8').trim()).toBe(secrets[0]);
-    // Nothing else is left beside it (each process's temporary file is gone).
-    expect(readdirSync(join(root, 'secret'))).toEqual(['signing.key']);
+  it.each(BACKENDS)(
+    '[files:local-shared-dir] processes starting together generate one signing secret and all use it ($name)',
+    async (backend) => {
+      const state = await backend.open();
+      const others = await Promise.all([1, 2, 3].map((i) => backend.share(state, { replicaId: `r_${i}` })));
+      try {
+        const secrets = await Promise.all(
+          [state, ...others].map((s) => loadSigningSecret(s.db.stores, join(root, 'none.key'), undefined, 1)),
+        );
+        expect(secrets[0]).toHaveLength(32);
+        expect(new Set(secrets.map((b) => b.toString('hex'))).size).toBe(1);
+        // The operator's secret wins over the generated one.
+        expect(await loadSigningSecret(state.db.stores, join(root, 'none.key'), 'configured!', 1)).toEqual(
+          Buffer.from('configured!'),
+        );
+      } finally {
+        for (const o of others) await o.close();
+        await state.close();
+      }
+    },
+  );
+
+  it('[files:local-shared-dir] the secret a gateway kept in its data dir before is the one it keeps using', async () => {
+    const state = await (BACKENDS[0] as (typeof BACKENDS)[0]).open();
+    try {
+      const legacy = join(root, 'legacy.key');
+      writeFileSync(legacy, `${'cd'.repeat(32)}\n`);
+      const first = await loadSigningSecret(state.db.stores, legacy, undefined, 1);
+      expect(first.toString('hex')).toBe('cd'.repeat(32));
+      // Stored in the database since: the file is no longer needed.
+      rmSync(legacy);
+      expect(await loadSigningSecret(state.db.stores, legacy, undefined, 2)).toEqual(first);
+    } finally {
+      await state.close();
+    }
   });
 });

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKey, hashApiKey } from '../../auth/api-keys.js';
 import { openStateLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // API keys are cached for TOLLGATE_KEY_CACHE_SECONDS (docs/decisions.md "API keys are cached"): a revocation is
 // immediate in the process that revokes, within the cache's lifetime in every other one (another replica, or

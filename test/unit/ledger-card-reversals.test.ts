@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import type { ExternalRequest, Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
 // A debit of card money (a refund, a chargeback) and its reversal (the refund failed or was cancelled, the

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrate as migratePg } from '../../src/db/migrate.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { PgLedger } from '../../src/ledger/pg/pg-ledger.js';
 import { SQLITE_LEDGER_MIGRATIONS } from '../../src/ledger/sqlite/schema.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { migrate, openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
-import { migrate as migratePg } from '../../src/pg/migrate.js';
-import { MIGRATIONS } from '../../src/pg/migrations/index.js';
 import { openPgPool } from '../../src/pg/pool.js';
+import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase } from '../helpers/pg.js';
 
 // Upgrading a SQLite ledger made by earlier versions: tables are rebuilt (a CHECK cannot change in place; `calls`
@@ -159,12 +159,9 @@ describe('ledger schema upgrade: refund reversals', () => {
     const test = await createTestDatabase('tg_upgrade');
     const pool = openPgPool(test.url, { max: 4 });
     try {
-      await migratePg(
-        pool,
-        MIGRATIONS.filter((m) => m.version !== 4),
-      );
+      await migratePg(pool, { migrations: MIGRATIONS.filter((m) => m.version !== 4) });
       await pool.query(OLD_ROWS);
-      expect((await migratePg(pool)).applied.map((m) => m.version)).toEqual([4]);
+      expect((await migratePg(pool)).applied.map((m: { version: number }) => m.version)).toEqual([4]);
       await expect(
         pool.query(
           "INSERT INTO movements (id, account_id, kind, amount_micros, status, created_at) VALUES ('mv_x', 'acct_old', 'nonsense', 1, 'succeeded', 1)",

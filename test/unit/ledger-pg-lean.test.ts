@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { PgLedger } from '../../src/ledger/pg/pg-ledger.js';
 import { type BeginRequest, type Ledger, LedgerStateError } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
-import { migrate } from '../../src/pg/migrate.js';
-import { MIGRATIONS } from '../../src/pg/migrations/index.js';
 import { openPgPool, type PgPool } from '../../src/pg/pool.js';
+import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 // The PostgreSQL ledger's lean pair (migration 3, src/ledger/pg/pg-pair.ts): upgrading a ledger with holds in
@@ -84,10 +84,7 @@ describe('PostgreSQL ledger: the lean pair (migration 3)', () => {
   it('[billing:hold-resolves-once] [billing:double-entry] an upgrade keeps holds in flight, their keys and the revenue', async () => {
     // A ledger at migration 2, used through its own functions: a captured call (revenue on a shard), a pending
     // plain hold and a pending hold with an idempotency key.
-    await migrate(
-      pool,
-      MIGRATIONS.filter((m) => m.version !== 3),
-    );
+    await migrate(pool, { migrations: MIGRATIONS.filter((m) => m.version !== 3) });
     const now = clock.now();
     await pool.query(
       "INSERT INTO accounts (id, name, kind, created_at) VALUES ('acct_old', 'old', 'customer', $1)",
@@ -107,7 +104,7 @@ describe('PostgreSQL ledger: the lean pair (migration 3)', () => {
     await begin('txn_plain', null);
     await begin('txn_keyed', 'key1');
 
-    expect((await migrate(pool)).applied.map((m) => m.version)).toEqual([3]);
+    expect((await migrate(pool)).applied.map((m: { version: number }) => m.version)).toEqual([3]);
     const ledger = ledgerOn(pool, 'r_new');
     expect(await ledger.balance('acct_old')).toEqual({
       balance_micros: 90_000,

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import { type BeginRequest, type Ledger, LedgerStateError } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { ReplicaLease } from '../../src/pg/replicas.js';
 import { BACKENDS, type BackendCase, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
 /** Pending holds per account: SQLite keeps every hold with its status; PostgreSQL only the pending ones. */

@@ -5,9 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
-import { ManualClock, systemClock } from '../../src/lib/clock.js';
+import { systemClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
 /** Pending holds per account: SQLite keeps every hold with its status; PostgreSQL only the pending ones. */

@@ -2,9 +2,9 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
 import type { Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { Lifecycle } from '../../src/run/lifecycle.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The lifecycle's words when a credit line cannot pay: a 402 that says why and where to fix it.
 

@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { PriceCatalog, parseListing } from '../../src/llm/pricing.js';
 import { LlmRouter, type TiersConfig, tierView } from '../../src/llm/router.js';
 import type { LlmUpstream } from '../../src/llm/upstream.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The price list (upstream listing + overrides, cached and refreshed) and tier resolution.
 

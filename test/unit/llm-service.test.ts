@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { createModelRouter } from '../../src/llm/index.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
+import { ManualClock } from '../helpers/clock.js';
 import { testConfig } from '../helpers/gateway.js';
 
 // The internal LlmService (tools/context.ts) on the router's upstream client, against the fake OpenRouter.

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The ledger's scoped daily cap, which carries an OAuth client's daily limit: its own counter inside the
 // account, checked and reserved with the hold, released by capture (the unused part) and void, reset at 00:00 UTC.

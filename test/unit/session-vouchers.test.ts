@@ -1,13 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { PaymentRequirements } from '@x402/core/types';
 import { computeChannelId, signVoucher } from '@x402/evm/batch-settlement/client';
 import type { Channel } from '@x402/evm/batch-settlement/server';
-import { describe, expect, it } from 'vitest';
-import { openSqlite } from '../../src/lib/sqlite.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openChannelStore } from '../../src/run/sessions/channel-store.js';
 import { ERR, type VoucherPayload, voucherDesk } from '../../src/run/sessions/vouchers.js';
+import { BACKENDS, type OpenedState } from '../helpers/backends.js';
 import { newPayer } from '../helpers/x402.js';
 
 // The session fast path holds vouchers to the scheme's rules: the signer is the channel's payer authorizer, the
@@ -38,10 +35,16 @@ const config = {
 const channelId = computeChannelId(config, NETWORK).toLowerCase();
 const NOW = 1_000_000;
 
-function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'tg-vouchers-'));
-  const db = openSqlite(join(dir, 'tollgate.db'));
-  const store = openChannelStore({ kind: 'sqlite', db, dataDir: dir }, { now: () => NOW });
+const [sqlite] = BACKENDS;
+const opened: OpenedState[] = [];
+afterEach(async () => {
+  for (const o of opened.splice(0)) await o.close();
+});
+
+async function setup() {
+  const state = await (sqlite as (typeof BACKENDS)[number]).open();
+  opened.push(state);
+  const store = openChannelStore(state.db, { now: () => NOW });
   const desk = voucherDesk(store, { chainId: 8453, onchainStateTtlMs: 300_000 });
   const seed: Channel = {
     channelId,
@@ -66,7 +69,7 @@ async function voucher(max: string, signer = payer, cfg = config): Promise<Vouch
 
 describe('x402 session vouchers (fast path)', () => {
   it('[x402:session-pays] a good voucher is reserved, committed once, and its reservation holds the channel', async () => {
-    const { store, desk, seed } = setup();
+    const { store, desk, seed } = await setup();
     await store.updateChannel(channelId, () => seed);
     const v = await voucher('20000');
     const r = await desk.reserve(v, req, NOW);
@@ -89,7 +92,7 @@ describe('x402 session vouchers (fast path)', () => {
   });
 
   it('[x402:session-replay-pays-once] forged, foreign, overdrawn or stale vouchers are refused or handed to the scheme', async () => {
-    const { store, desk, seed } = setup();
+    const { store, desk, seed } = await setup();
     await store.updateChannel(channelId, () => seed);
     // Signed by someone else than the channel's payer authorizer.
     expect(await desk.reserve(await voucher('20000', stranger), req, NOW)).toEqual({

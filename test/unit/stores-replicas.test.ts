@@ -2,18 +2,16 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import type { PgPool } from '../../src/pg/pool.js';
 import { openRateLimiter } from '../../src/run/rate-limit.js';
 import { openReceiptKeyStore } from '../../src/run/receipt-keys.js';
 import { generateReceiptKey } from '../../src/run/receipts.js';
-import type { NewPayment } from '../../src/run/x402/payment-store.js';
-import { openPaymentStore } from '../../src/run/x402/payments.js';
+import { type NewPayment, openPaymentStore } from '../../src/run/x402/payment-store.js';
 import { openFileMetaStore } from '../../src/storage/file-meta.js';
 import { openHandleStore } from '../../src/storage/handles.js';
 import { openFileStorage } from '../../src/storage/index.js';
 import { BACKENDS, type BackendCase, type OpenedState } from '../helpers/backends.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The stores that replicas share: what one replica writes, another reads; races between replicas resolve to
 // one winner. Every suite runs on both backends (SQLite: a second connection to the same file); the suites at
@@ -114,6 +112,19 @@ describe.each(BACKENDS)('stores shared by two replicas ($name)', (backend) => {
     expect((await sa.get('p1'))?.paymentId).toBeUndefined();
   });
 
+  it('[x402:recovery-spares-live-calls] recovery at start takes back its own payments; on the timer it never touches a running call', async () => {
+    const sa = openPaymentStore(a.db, clock);
+    await sa.reserve(payment('running'));
+    await sa.reserve(payment('settling'));
+    await sa.transition('settling', 'reserved', 'settling');
+    // The sweeper's recovery: this replica's payments belong to its calls, which are running.
+    expect(await sa.recover(false)).toEqual({ released: 0, unknown: 0 });
+    expect((await sa.get('running'))?.status).toBe('reserved');
+    // At start, whatever its previous run left mid-call can no longer finish.
+    expect(await sa.recover(true)).toEqual({ released: 1, unknown: 1 });
+    expect((await sa.get('settling'))?.status).toBe('unknown');
+  });
+
   it('two replicas starting at once end up with one receipt key', async () => {
     const keys = await Promise.all(
       [a, b, a, b].map((s) => openReceiptKeyStore(s.db, clock).loadOrCreate(generateReceiptKey)),
@@ -210,7 +221,6 @@ describe('replicas on one PostgreSQL', () => {
     await b.close();
     await a.close();
   });
-  const pool = (s: OpenedState) => (s.db as { pool: PgPool }).pool;
 
   it('[http:rate-limit] an account gets its burst once across replicas, not once per replica', async () => {
     const limiters = [a, b].map((s) => openRateLimiter(s.db, 1, 5, () => clock.now()));
@@ -225,22 +235,22 @@ describe('replicas on one PostgreSQL', () => {
     expect(await code((limiters[0] as (typeof limiters)[0]).take('acct_1'))).toBe('rate_limited');
   });
 
-  it('recover() touches only its own payments and those of replicas whose lease expired', async () => {
+  it('[x402:recovery-spares-live-calls] recover() touches only its own payments at start, and those of replicas whose lease expired', async () => {
     const sa = openPaymentStore(a.db, clock);
     const sb = openPaymentStore(b.db, clock);
     await sa.reserve(payment('mine'));
     await sb.reserve(payment('live'));
     await sb.reserve(payment('live-settling'));
     await sb.transition('live-settling', 'reserved', 'settling');
-    expect(await sa.recover()).toEqual({ released: 1, unknown: 0 });
+    expect(await sa.recover(false)).toEqual({ released: 0, unknown: 0 });
+    expect(await sa.recover(true)).toEqual({ released: 1, unknown: 0 });
     expect((await sa.get('live'))?.status).toBe('reserved');
     // r_b's lease runs out: its calls are gone, so a survivor's recover releases and marks unknown.
-    await pool(a).query('INSERT INTO replicas (id, started_at, lease_expires_at) VALUES ($1, $2, $3)', [
-      'r_b',
-      clock.now() - 60_000,
-      clock.now() - 1,
-    ]);
-    expect(await sa.recover()).toEqual({ released: 1, unknown: 1 });
+    await a.db.stores
+      .insertInto('replicas')
+      .values({ id: 'r_b', started_at: clock.now() - 60_000, lease_expires_at: clock.now() - 1 })
+      .execute();
+    expect(await sa.recover(false)).toEqual({ released: 1, unknown: 1 });
     expect((await sb.get('live-settling'))?.status).toBe('unknown');
   });
 });

@@ -2,7 +2,6 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { instrumentClient, instrumentFacilitator } from '../../src/ops/instrument.js';
 import { CounterFamily, HistogramFamily } from '../../src/ops/metric-families.js';
@@ -10,6 +9,7 @@ import { tracesFromEnv } from '../../src/ops/otel-env.js';
 import { createPrometheusMetrics } from '../../src/ops/prometheus.js';
 import { type Metrics, NOOP_METRICS } from '../../src/ops/telemetry.js';
 import { Lifecycle } from '../../src/run/lifecycle.js';
+import { ManualClock } from '../helpers/clock.js';
 
 // The telemetry seam in isolation: the lifecycle reports every money movement, the wrappers classify vendor
 // and facilitator outcomes, the families expose what they count, and OTEL_* decides whether traces are on.

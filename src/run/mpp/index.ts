@@ -16,7 +16,7 @@ import { signReceipt } from '../receipts.js';
 import { mppReceiptParts } from '../standard-receipts.js';
 import { x402AccountId } from '../x402/accounts.js';
 import type { CallResult, Quote } from '../x402/gate.js';
-import { openPaymentStore } from '../x402/payments.js';
+import { openPaymentStore } from '../x402/payment-store.js';
 import { Challenge, type ChallengeTerms, centsAsUsd, challengeFor, methodsFor } from './challenges.js';
 import { checkCredential, type MppRefusal, type ParsedCredential } from './credential.js';
 import { evmPayment } from './evm.js';

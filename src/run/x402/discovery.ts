@@ -180,11 +180,6 @@ export function discoveryFor(action: Action, transport: Transport): Discovery {
   return d;
 }
 
-/** The payment-identifier extension alone (the model router's challenges: their body is free-form). */
-export function paymentIdentifierOnly(): Record<string, unknown> {
-  return { [PAYMENT_IDENTIFIER]: PAYMENT_IDENTIFIER_EXTENSION };
-}
-
 /**
  * The id a payer gave its payment, if any. A malformed one is refused rather than ignored: the payer asked for
  * idempotency and would otherwise silently not get it.

@@ -5,7 +5,7 @@ import type { Facilitator } from './facilitator.js';
 import { builtinFacilitator } from './facilitator-builtin.js';
 import { remoteFacilitator } from './facilitator-remote.js';
 import type { PaymentStore } from './payment-store.js';
-import { openPaymentStore } from './payments.js';
+import { openPaymentStore } from './payment-store.js';
 
 // x402 for the composition root: the facilitator the configuration names (remote, or built in on our own
 // RPC and key) and the payment store in the gateway database.

@@ -1,10 +1,15 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { StateDb } from '../../backend.js';
+import { inTransaction, isUniqueViolation } from '../../db/open.js';
+import { pick, prepare } from '../../db/prepared.js';
+import type { Database, StoreDb } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { migrate, type SqliteDb } from '../../lib/sqlite.js';
 
 // One row per signed x402 payment (per on-chain authorization nonce), so that one payment pays for at most
 // one call however often, and however concurrently, it is presented. The row is claimed with a single
-// INSERT on the primary key before any work: SQLite serializes writers, so exactly one presenter wins.
+// INSERT … ON CONFLICT on the primary key before any work: SQLite serializes writers; on PostgreSQL two replicas
+// presenting one payment at once race on the key, the second waits for the first and then takes the conflict
+// branch, whose `WHERE status = 'released'` is false. Either way exactly one presenter wins.
 //
 //   reserved ──> settling ──> settled          (the result is kept and replayed to the same presenter)
 //      │            ├──────> failed           (settlement refused: the payer must sign a new payment)
@@ -12,7 +17,9 @@ import { migrate, type SqliteDb } from '../../lib/sqlite.js';
 //      └──> released ─> reserved               (nothing was collected: the payment may be presented again)
 //
 // Rows outlive the payment's validBefore by RETAIN_MS (replays of lost responses), then are purged; an
-// expired authorization can no longer move money, so forgetting its nonce is safe.
+// expired authorization can no longer move money, so forgetting its nonce is safe. Each row records the replica
+// whose call holds it (SQLite: the one fixed id), so recovery never touches a live replica's payment mid-call.
+// The statements of a paid call are compiled once (src/db/prepared.ts).
 
 export type PaymentStatus = 'reserved' | 'settling' | 'unknown' | 'settled' | 'failed' | 'released';
 
@@ -63,55 +70,21 @@ export interface PaymentStore {
     to: PaymentStatus,
     fields?: { envelope?: unknown; receipt?: SettleResponse },
   ): Promise<boolean>;
-  /** After a restart: nothing runs any more, so reserved → released and settling → unknown. */
-  recover(): Promise<{ released: number; unknown: number }>;
+  /**
+   * Payments whose call can no longer finish: reserved → released and settling → unknown. Those of replicas
+   * whose lease expired (they run nothing more) and, `atStart`, this replica's own (left by its previous run).
+   * Never a live replica's, this one's included: its calls are running.
+   */
+  recover(atStart: boolean): Promise<{ released: number; unknown: number }>;
   /** Forgets finished payments whose validity ended before `now - RETAIN_MS`. */
   purge(now: number): Promise<number>;
 }
 
 export const RETAIN_MS = 24 * 3_600_000;
 
-const MIGRATIONS = [
-  `
-  CREATE TABLE x402_payments (
-    key          TEXT PRIMARY KEY,     -- network:asset:from:nonce, lower case
-    payer        TEXT NOT NULL,
-    action       TEXT NOT NULL,
-    fingerprint  TEXT NOT NULL,        -- action + body: a payment replays only the call it paid for
-    status       TEXT NOT NULL CHECK (status IN ('reserved', 'settling', 'unknown', 'settled', 'failed', 'released')),
-    payload      TEXT NOT NULL,        -- kept to resume a settlement whose outcome was unknown
-    requirements TEXT NOT NULL,
-    envelope     TEXT,
-    receipt      TEXT,
-    expires_at   INTEGER NOT NULL,
-    created_at   INTEGER NOT NULL,
-    updated_at   INTEGER NOT NULL
-  );
-  CREATE INDEX x402_payments_expiry ON x402_payments(expires_at) WHERE status IN ('settled', 'failed', 'released');
-  `,
-  // payment-identifier (x402 extension): the payer's own idempotency key, one payment per (payer, id).
-  `
-  ALTER TABLE x402_payments ADD COLUMN payment_id TEXT;
-  CREATE UNIQUE INDEX x402_payments_payment_id ON x402_payments(payer, payment_id) WHERE payment_id IS NOT NULL;
-  `,
-];
+type DbRow = Database['x402_payments'];
 
-/** A payment as both backends store it (JSON as text). */
-export interface PaymentDbRow {
-  key: string;
-  payer: string;
-  action: string;
-  fingerprint: string;
-  status: PaymentStatus;
-  payload: string;
-  requirements: string;
-  envelope: string | null;
-  receipt: string | null;
-  expires_at: number;
-  payment_id: string | null;
-}
-
-export function toRow(r: PaymentDbRow): PaymentRow {
+function toRow(r: DbRow): PaymentRow {
   return {
     key: r.key,
     payer: r.payer,
@@ -127,114 +100,195 @@ export function toRow(r: PaymentDbRow): PaymentRow {
   };
 }
 
-/**
- * The SQLite store. Each statement is one autocommit write: better-sqlite3 is synchronous, so no transaction
- * is held across an await, and a claim is durable (synchronous=FULL) before the call runs.
- */
-export class SqlitePaymentStore implements PaymentStore {
-  private readonly s;
-  private readonly reserveTx;
+export function openPaymentStore(state: StateDb, clock: Clock): PaymentStore {
+  return new SqlPaymentStore(state.stores, clock, state.replicaId);
+}
+
+/** The columns a claim writes (besides its status). */
+const CLAIM = [
+  'key',
+  'payer',
+  'action',
+  'fingerprint',
+  'payload',
+  'requirements',
+  'expires_at',
+  'created_at',
+  'updated_at',
+  'payment_id',
+  'replica',
+] as const;
+
+function statements(db: StoreDb) {
+  const all = db.selectFrom('x402_payments').selectAll();
+  return {
+    get: prepare(db, (p: { key: string }) => all.where('key', '=', p.key)),
+    byPaymentId: prepare(db, (p: { payer: string; paymentId: string }) =>
+      all.where('payer', '=', p.payer).where('payment_id', '=', p.paymentId),
+    ),
+    // An id moves only away from a payment that collected nothing.
+    freeId: prepare(db, (p: { payer: string; paymentId: string; key: string }) =>
+      db
+        .updateTable('x402_payments')
+        .set({ payment_id: null })
+        .where('payer', '=', p.payer)
+        .where('payment_id', '=', p.paymentId)
+        .where('key', '<>', p.key)
+        .where('status', 'in', ['released', 'failed']),
+    ),
+    // The conflict branch only fires for a released row: any other state belongs to someone else.
+    reserve: prepare(db, (p: Omit<DbRow, 'status' | 'envelope' | 'receipt'>) =>
+      db
+        .insertInto('x402_payments')
+        .values({ ...pick(p, CLAIM), status: 'reserved' })
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet((eb) => ({
+              status: 'reserved',
+              action: eb.ref('excluded.action'),
+              fingerprint: eb.ref('excluded.fingerprint'),
+              payload: eb.ref('excluded.payload'),
+              requirements: eb.ref('excluded.requirements'),
+              envelope: null,
+              receipt: null,
+              updated_at: eb.ref('excluded.updated_at'),
+              payment_id: eb.ref('excluded.payment_id'),
+              replica: eb.ref('excluded.replica'),
+            }))
+            .where('x402_payments.status', '=', 'released'),
+        ),
+    ),
+    transition: prepare(
+      db,
+      (p: {
+        to: PaymentStatus;
+        from: PaymentStatus;
+        key: string;
+        envelope: string | null;
+        receipt: string | null;
+        now: number;
+      }) =>
+        db
+          .updateTable('x402_payments')
+          .set((eb) => ({
+            status: p.to,
+            envelope: eb.fn.coalesce(eb.val(p.envelope), 'envelope'),
+            receipt: eb.fn.coalesce(eb.val(p.receipt), 'receipt'),
+            updated_at: p.now,
+          }))
+          .where('key', '=', p.key)
+          .where('status', '=', p.from),
+    ),
+  };
+}
+
+class SqlPaymentStore implements PaymentStore {
+  private readonly q: ReturnType<typeof statements>;
 
   constructor(
-    db: SqliteDb,
+    private readonly db: StoreDb,
     private readonly clock: Clock,
+    private readonly replicaId: string,
   ) {
-    migrate(db, 'x402', MIGRATIONS);
-    this.s = {
-      get: db.prepare<[string], PaymentDbRow>('SELECT * FROM x402_payments WHERE key = ?'),
-      byPaymentId: db.prepare<[string, string], PaymentDbRow>(
-        'SELECT * FROM x402_payments WHERE payer = ? AND payment_id = ?',
-      ),
-      // An id moves only away from a payment that collected nothing.
-      freeId: db.prepare(
-        `UPDATE x402_payments SET payment_id = NULL
-         WHERE payer = ? AND payment_id = ? AND key <> ? AND status IN ('released', 'failed')`,
-      ),
-      // The conflict branch only fires for a released row: any other state belongs to someone else.
-      reserve: db.prepare(
-        `INSERT INTO x402_payments (key, payer, action, fingerprint, status, payload, requirements, expires_at, created_at, updated_at, payment_id)
-         VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET status = 'reserved', action = excluded.action,
-           fingerprint = excluded.fingerprint, payload = excluded.payload, requirements = excluded.requirements,
-           envelope = NULL, receipt = NULL, updated_at = excluded.updated_at, payment_id = excluded.payment_id
-         WHERE x402_payments.status = 'released'`,
-      ),
-      transition: db.prepare(
-        `UPDATE x402_payments SET status = ?, envelope = coalesce(?, envelope), receipt = coalesce(?, receipt),
-           updated_at = ? WHERE key = ? AND status = ?`,
-      ),
-      recoverReserved: db.prepare(
-        "UPDATE x402_payments SET status = 'released', updated_at = ? WHERE status = 'reserved'",
-      ),
-      recoverSettling: db.prepare(
-        "UPDATE x402_payments SET status = 'unknown', updated_at = ? WHERE status = 'settling'",
-      ),
-      purge: db.prepare(
-        "DELETE FROM x402_payments WHERE status IN ('settled', 'failed', 'released') AND expires_at < ?",
-      ),
-    };
-    // One transaction: freeing the id and claiming it cannot interleave with another claim. A payment whose id
-    // another live payment holds violates the unique index: it is then reported as taken by that payment.
-    this.reserveTx = db.transaction((p: NewPayment, now: number): number => {
-      if (p.paymentId !== undefined) this.s.freeId.run(p.payer, p.paymentId, p.key);
-      return this.s.reserve.run(
-        p.key,
-        p.payer,
-        p.action,
-        p.fingerprint,
-        JSON.stringify(p.payload),
-        JSON.stringify(p.requirements),
-        p.expiresAt,
-        now,
-        now,
-        p.paymentId ?? null,
-      ).changes;
-    });
+    this.q = statements(db);
   }
 
-  get(key: string): Promise<PaymentRow | undefined> {
-    const r = this.s.get.get(key);
-    return Promise.resolve(r ? toRow(r) : undefined);
+  async get(key: string): Promise<PaymentRow | undefined> {
+    const r = await this.q.get.first({ key });
+    return r ? toRow(r) : undefined;
   }
 
-  byPaymentId(payer: string, paymentId: string): Promise<PaymentRow | undefined> {
-    const r = this.s.byPaymentId.get(payer, paymentId);
-    return Promise.resolve(r ? toRow(r) : undefined);
+  async byPaymentId(payer: string, paymentId: string): Promise<PaymentRow | undefined> {
+    const r = await this.q.byPaymentId.first({ payer, paymentId });
+    return r ? toRow(r) : undefined;
   }
 
-  reserve(p: NewPayment): Promise<ReserveResult> {
+  async reserve(p: NewPayment): Promise<ReserveResult> {
+    const now = this.clock.now();
     let changed: number;
     try {
-      changed = this.reserveTx(p, this.clock.now());
+      const { payer, paymentId, key } = p;
+      const row = {
+        key,
+        payer,
+        action: p.action,
+        fingerprint: p.fingerprint,
+        payload: JSON.stringify(p.payload),
+        requirements: JSON.stringify(p.requirements),
+        expires_at: p.expiresAt,
+        created_at: now,
+        updated_at: now,
+        payment_id: paymentId ?? null,
+        replica: this.replicaId,
+      };
+      // Without a payment-identifier id the claim is one statement. With one, freeing the id and claiming it
+      // commit together, in one transaction. A payment whose id another live payment holds violates the unique
+      // index: it is then reported as taken by that payment.
+      changed =
+        paymentId === undefined
+          ? await this.q.reserve.run(row)
+          : await inTransaction(this.db, async (trx) => {
+              await this.q.freeId.run({ payer, paymentId, key }, trx);
+              return this.q.reserve.run(row, trx);
+            });
     } catch (e) {
-      const holder = p.paymentId === undefined ? undefined : this.s.byPaymentId.get(p.payer, p.paymentId);
-      if (!holder || !/UNIQUE/.test(String((e as Error).message))) throw e;
-      return Promise.resolve({ kind: 'taken', row: toRow(holder) });
+      if (!isUniqueViolation(e) || p.paymentId === undefined) throw e;
+      const holder = await this.byPaymentId(p.payer, p.paymentId);
+      if (!holder) throw e;
+      return { kind: 'taken', row: holder };
     }
-    if (changed === 1) return Promise.resolve({ kind: 'reserved' });
-    return Promise.resolve({ kind: 'taken', row: toRow(this.s.get.get(p.key) as PaymentDbRow) });
+    if (changed === 1) return { kind: 'reserved' };
+    const row = await this.get(p.key);
+    if (!row) throw new Error(`x402 payment ${p.key} vanished after a conflicting claim`);
+    return { kind: 'taken', row };
   }
 
-  transition(
+  async transition(
     key: string,
     from: PaymentStatus,
     to: PaymentStatus,
     fields: { envelope?: unknown; receipt?: SettleResponse } = {},
   ): Promise<boolean> {
-    const envelope = fields.envelope === undefined ? null : JSON.stringify(fields.envelope);
-    const receipt = fields.receipt === undefined ? null : JSON.stringify(fields.receipt);
-    const changed = this.s.transition.run(to, envelope, receipt, this.clock.now(), key, from).changes;
-    return Promise.resolve(changed === 1);
+    const changed = await this.q.transition.run({
+      to,
+      from,
+      key,
+      envelope: fields.envelope === undefined ? null : JSON.stringify(fields.envelope),
+      receipt: fields.receipt === undefined ? null : JSON.stringify(fields.receipt),
+      now: this.clock.now(),
+    });
+    return changed === 1;
   }
 
-  recover(): Promise<{ released: number; unknown: number }> {
+  async recover(atStart: boolean): Promise<{ released: number; unknown: number }> {
     const now = this.clock.now();
-    const released = this.s.recoverReserved.run(now).changes;
-    const unknown = this.s.recoverSettling.run(now).changes;
-    return Promise.resolve({ released, unknown });
+    const move = async (from: PaymentStatus, to: PaymentStatus) => {
+      const r = await this.db
+        .updateTable('x402_payments')
+        .set({ status: to, updated_at: now })
+        .where('status', '=', from)
+        .where((eb) => {
+          // A replica that stopped cleanly removed its lease row after its calls finished: it holds nothing.
+          const dead = eb(
+            'replica',
+            'in',
+            eb.selectFrom('replicas').select('id').where('lease_expires_at', '<=', now),
+          );
+          return atStart ? eb.or([dead, eb('replica', '=', this.replicaId)]) : dead;
+        })
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    };
+    return { released: await move('reserved', 'released'), unknown: await move('settling', 'unknown') };
   }
 
-  purge(now: number): Promise<number> {
-    return Promise.resolve(this.s.purge.run(now - RETAIN_MS).changes);
+  async purge(now: number): Promise<number> {
+    const r = await this.db
+      .deleteFrom('x402_payments')
+      .where('status', 'in', ['settled', 'failed', 'released'])
+      .where('expires_at', '<', now - RETAIN_MS)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 }

@@ -1,16 +1,14 @@
-import type { PgMigration } from './index.js';
+import type { Migration } from './types.js';
 
-// The PostgreSQL twins of the SQLite tables in auth/oauth/store-sqlite.ts, src/account/session-store-sqlite.ts
-// and src/billing/store-sqlite.ts: same names and columns, times as BIGINT ms since the epoch (the OAuth
-// store's consumed_at in seconds, as the library uses), money as BIGINT micros, JSON payloads as text.
+// The OAuth store, dashboard sessions and billing (versions 100–199): auth/oauth/store.ts,
+// src/account/session-store.ts, src/billing/store.ts.
 
-/** The PostgreSQL schema of the OAuth store and grants, account sessions, billing events (versions 100–199). */
-export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
+export const SIGN_IN_MIGRATIONS: readonly Migration[] = [
   {
     version: 100,
     name: 'oauth store',
-    sql: `
-    CREATE TABLE oauth_store (
+    up: `
+    CREATE TABLE IF NOT EXISTS oauth_store (
       model       text NOT NULL,
       -- SHA-256 of the model's id: bearer values (tokens, codes, session cookies) are never stored as given.
       id_hash     text NOT NULL,
@@ -22,33 +20,37 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
       consumed_at bigint,
       PRIMARY KEY (model, id_hash)
     );
-    CREATE INDEX oauth_store_grant ON oauth_store(grant_id) WHERE grant_id IS NOT NULL;
-    CREATE INDEX oauth_store_uid ON oauth_store(model, uid) WHERE uid IS NOT NULL;
-    CREATE INDEX oauth_store_user_code ON oauth_store(model, user_code) WHERE user_code IS NOT NULL;
-    CREATE INDEX oauth_store_expiry ON oauth_store(expires_at) WHERE expires_at IS NOT NULL;
-    CREATE INDEX oauth_store_grant_account ON oauth_store((payload::jsonb ->> 'accountId')) WHERE model = 'Grant';
-    CREATE TABLE oauth_secrets (
+    CREATE INDEX IF NOT EXISTS oauth_store_grant ON oauth_store(grant_id) WHERE grant_id IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS oauth_store_uid ON oauth_store(model, uid) WHERE uid IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS oauth_store_user_code ON oauth_store(model, user_code) WHERE user_code IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS oauth_store_expiry ON oauth_store(expires_at) WHERE expires_at IS NOT NULL;
+    -- Generated once: the JWKS and the cookie and form secrets (so cookies and ID tokens survive a restart).
+    CREATE TABLE IF NOT EXISTS oauth_secrets (
       name       text PRIMARY KEY,
       value      text NOT NULL,
       created_at bigint NOT NULL
     );
-    CREATE TABLE oauth_client_limits (
+    -- The daily spend limit an account chose for a client at consent (NULL: no limit beyond the balance).
+    CREATE TABLE IF NOT EXISTS oauth_client_limits (
       account_id         text NOT NULL,
       client_id          text NOT NULL,
       daily_limit_micros bigint CHECK (daily_limit_micros IS NULL OR daily_limit_micros > 0),
       updated_at         bigint NOT NULL,
       PRIMARY KEY (account_id, client_id)
     );
-    CREATE TABLE oauth_session_keys (
+    -- How a browser session signed in: the API key used (NULL: upstream sign-in), and the key behind each
+    -- grant, so revoking a key also cuts off the hosts connected by signing in with it.
+    CREATE TABLE IF NOT EXISTS oauth_session_keys (
       session_uid text PRIMARY KEY,
       key_id      text,
       created_at  bigint NOT NULL
     );
-    CREATE TABLE oauth_grant_keys (
+    CREATE TABLE IF NOT EXISTS oauth_grant_keys (
       grant_id text PRIMARY KEY,
       key_id   text NOT NULL
     );
-    CREATE TABLE oauth_identities (
+    -- Accounts created by federated sign-in: one per (upstream issuer, subject).
+    CREATE TABLE IF NOT EXISTS oauth_identities (
       issuer     text NOT NULL,
       subject    text NOT NULL,
       account_id text NOT NULL,
@@ -60,16 +62,17 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 101,
     name: 'account sessions',
-    sql: `
-    CREATE TABLE account_sessions (
+    up: `
+    CREATE TABLE IF NOT EXISTS account_sessions (
       id_hash    text PRIMARY KEY,
       account_id text NOT NULL,
+      -- The API key the session signed in with (NULL: sign-up or an upstream sign-in).
       key_id     text,
       created_at bigint NOT NULL,
       expires_at bigint NOT NULL
     );
-    CREATE INDEX account_sessions_expiry ON account_sessions(expires_at);
-    CREATE TABLE account_secrets (
+    CREATE INDEX IF NOT EXISTS account_sessions_expiry ON account_sessions(expires_at);
+    CREATE TABLE IF NOT EXISTS account_secrets (
       name  text PRIMARY KEY,
       value text NOT NULL
     );
@@ -78,13 +81,14 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 102,
     name: 'billing store',
-    sql: `
-    CREATE TABLE billing_customers (
+    up: `
+    CREATE TABLE IF NOT EXISTS billing_customers (
       account_id  text PRIMARY KEY,
       customer_id text NOT NULL UNIQUE,
       created_at  bigint NOT NULL
     );
-    CREATE TABLE billing_cards (
+    -- The card on file: the one settlements charge. Only what the dashboard shows, and the card's fingerprint.
+    CREATE TABLE IF NOT EXISTS billing_cards (
       account_id     text PRIMARY KEY,
       payment_method text NOT NULL,
       fingerprint    text NOT NULL,
@@ -94,7 +98,7 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
       exp_year       integer NOT NULL,
       updated_at     bigint NOT NULL
     );
-    CREATE TABLE billing_sessions (
+    CREATE TABLE IF NOT EXISTS billing_sessions (
       id            text PRIMARY KEY,
       account_id    text NOT NULL,
       purpose       text NOT NULL CHECK (purpose IN ('card', 'topup')),
@@ -103,8 +107,10 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
       created_at    bigint NOT NULL,
       finished_at   bigint
     );
-    CREATE INDEX billing_sessions_account ON billing_sessions(account_id, created_at DESC);
-    CREATE TABLE billing_settlement_charges (
+    CREATE INDEX IF NOT EXISTS billing_sessions_account ON billing_sessions(account_id, created_at DESC);
+    -- The charge of a settlement, fixed at its first attempt: Stripe replays a request under the same
+    -- idempotency key only if its parameters are the same, so a retry after an unknown outcome never charges twice.
+    CREATE TABLE IF NOT EXISTS billing_settlement_charges (
       movement_id    text PRIMARY KEY,
       account_id     text NOT NULL,
       customer_id    text NOT NULL,
@@ -114,19 +120,22 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
       attempts       integer NOT NULL DEFAULT 0,
       created_at     bigint NOT NULL
     );
-    CREATE TABLE billing_payments (
+    -- Payment intents whose money reached an account (top-ups, settlements): refunds and disputes name them.
+    CREATE TABLE IF NOT EXISTS billing_payments (
       payment_intent text PRIMARY KEY,
       account_id     text NOT NULL,
       purpose        text NOT NULL,
       created_at     bigint NOT NULL
     );
-    CREATE TABLE stripe_events (
+    -- Webhook events (Stripe delivers at least once). A row is claimed before an event is handled and marked
+    -- when it was; a claim left unmarked by a crash is taken over after a minute.
+    CREATE TABLE IF NOT EXISTS stripe_events (
       id          text PRIMARY KEY,
       type        text NOT NULL,
       received_at bigint NOT NULL,
       handled_at  bigint
     );
-    CREATE TABLE billing_state (
+    CREATE TABLE IF NOT EXISTS billing_state (
       name  text PRIMARY KEY,
       value text NOT NULL
     );
@@ -135,14 +144,15 @@ export const SIGN_IN_MIGRATIONS: readonly PgMigration[] = [
   {
     version: 103,
     name: 'account attempts',
-    sql: `
-    CREATE TABLE account_attempts (
+    up: `
+    -- Fixed-window attempt counters (sign-ups per client IP per hour), shared by every replica.
+    CREATE TABLE IF NOT EXISTS account_attempts (
       key          text PRIMARY KEY,
       window_start bigint NOT NULL,
       count        integer NOT NULL,
       expires_at   bigint NOT NULL
     );
-    CREATE INDEX account_attempts_expiry ON account_attempts(expires_at);
+    CREATE INDEX IF NOT EXISTS account_attempts_expiry ON account_attempts(expires_at);
     `,
   },
 ];
