@@ -12,7 +12,7 @@ import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
-import { type Billing, createBilling } from './billing/index.js';
+import type { Billing } from './billing/index.js';
 import { openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -25,12 +25,12 @@ import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { SqliteDb } from './lib/sqlite.js';
-import { createModelRouter, llmRoutes } from './llm/index.js';
+import { llmRoutes } from './llm/routes.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
-import { instrumentClient, instrumentFacilitator } from './ops/instrument.js';
+import { instrumentClient } from './ops/instrument.js';
 import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
-import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
+import type { PrometheusMetrics } from './ops/prometheus.js';
 import { startTracing } from './ops/start-tracing.js';
 import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
@@ -41,7 +41,6 @@ import { openRateLimiter } from './run/rate-limit.js';
 import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
 import type { X402Deps } from './run/x402/call.js';
-import { createX402Payments } from './run/x402/index.js';
 import { openFileMetaStore } from './storage/file-meta.js';
 import { openHandleStore } from './storage/handles.js';
 import { openFileStorage } from './storage/index.js';
@@ -54,7 +53,8 @@ import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
 import { createWebFetcher } from './upstreams/web-fetch.js';
 
-// The composition root: the only place (with src/cli) that wires concrete implementations together.
+// The composition root: the only place (with src/cli) that wires concrete implementations together. Optional
+// parts are imported only when configured or first used (docs/decisions.md "Modules loaded when used").
 
 export const VERSION = '0.1.0';
 
@@ -114,7 +114,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const METRICS_PORT = config.env.TOLLGATE_METRICS_PORT;
   const prom: PrometheusMetrics | undefined =
     METRICS_TOKEN !== undefined || METRICS_PORT !== undefined
-      ? createPrometheusMetrics(VERSION, {
+      ? (await import('./ops/prometheus.js')).createPrometheusMetrics(VERSION, {
           inflight: () => inflight.size,
           pendingHolds: () => money.pendingHolds(),
         })
@@ -152,11 +152,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
-  const x402Payments = config.x402 && createX402Payments(config.x402, state, clock);
   const x402 =
-    x402Payments && telemetry
-      ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
-      : x402Payments;
+    config.x402 &&
+    (await import('./run/x402/index.js')).createX402Payments(config.x402, state, clock, telemetry);
   if (x402 && !opts.skipRecovery) {
     // x402 payments mid-call in a dead process: unused ones are released; a settlement in progress is unknown.
     const r = await x402.payments.recover();
@@ -267,9 +265,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
     // (docs/spec.md §5; docs/decisions.md "Card payments and the credit line").
   });
+  const billingModule = payments && (await import('./billing/index.js'));
   const billing =
     payments &&
-    (await createBilling({
+    billingModule &&
+    (await billingModule.createBilling({
       config: config.billing,
       stripe: payments,
       state,
@@ -307,19 +307,20 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
   accountSignIn = account.otherSignIn;
 
-  // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
-  // the internal LlmService that actions use (the gateway's own cost, never billed per token).
+  // The model router: its door is always mounted (503 not_configured without a key); with a key (then loaded) it
+  // also backs the internal LlmService that actions use (the gateway's own cost, never billed per token).
   const llmCfg = config.llm;
-  const llm = llmCfg.apiKey
-    ? createModelRouter(
-        { ...llmCfg, apiKey: llmCfg.apiKey },
-        {
-          clock,
-          log: log.child({ door: 'llm' }),
-          wrapUpstream: telemetry && ((u) => instrumentClient('llm', u, telemetry)),
-        },
-      )
-    : undefined;
+  const llm =
+    llmCfg.apiKey === undefined
+      ? undefined
+      : (await import('./llm/index.js')).createModelRouter(
+          { ...llmCfg, apiKey: llmCfg.apiKey },
+          {
+            clock,
+            log: log.child({ door: 'llm' }),
+            wrapUpstream: telemetry && ((u) => instrumentClient('llm', u, telemetry)),
+          },
+        );
   if (llm) {
     services.llm = llm.service;
     llm.start();
@@ -330,6 +331,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: llmCfg.maxBodyBytes,
     llm: llm && {
       router: llm.router,
+      run: llm.run,
       metered: {
         money,
         clock,

@@ -5,13 +5,7 @@ import { formatUsd } from '../lib/money.js';
 import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
 import { observeCall } from '../run/observe.js';
-import {
-  type MeteredAnswer,
-  type MeteredPayment,
-  MeteredRefusal,
-  type MeteredX402,
-  startMetered,
-} from '../run/x402/metered.js';
+import type { MeteredAnswer, MeteredPayment, MeteredX402 } from '../run/x402/metered.js';
 import { worstCaseMicros } from './cost.js';
 import { type ChatRequest, normalizeChatRequest } from './request.js';
 import {
@@ -46,6 +40,12 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 
 export { LLM_ACTION };
 
+/**
+ * x402 `upto` (src/run/x402/metered.ts, with viem and the x402 libraries), loaded on the first accountless call:
+ * a gateway whose callers all have accounts never loads it.
+ */
+let metered: typeof import('../run/x402/metered.js') | undefined;
+
 /** What the door hands over: the caller's signal, the response sink, and an x402 payment if one came. */
 export interface ChatIo {
   signal: AbortSignal;
@@ -55,6 +55,8 @@ export interface ChatIo {
   /** The caller's W3C trace context (the request headers); read only when tracing. */
   trace?: TraceCarrier | undefined;
 }
+
+export type ChatRunner = typeof runChatCompletion;
 
 export function runChatCompletion(
   deps: MeteredDeps,
@@ -84,7 +86,7 @@ async function guarded(
   try {
     return await deps.inflight.track(run(deps, principal, rawBody, io));
   } catch (e) {
-    if (e instanceof MeteredRefusal) return { ok: false, streamed: false, ...e.answer };
+    if (metered && e instanceof metered.MeteredRefusal) return { ok: false, streamed: false, ...e.answer };
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.log.error({ err: e }, 'chat completion failed');
     return { ok: false, streamed: false, error };
@@ -110,7 +112,8 @@ async function run(
   let payment: MeteredPayment | undefined;
   if (principal.kind === 'anonymous') {
     // Accountless: x402 `upto` authorizes this worst case, and the actual cost is settled after the call.
-    const start = await startMetered(deps, deps.x402 as MeteredX402, {
+    metered ??= await import('../run/x402/metered.js');
+    const start = await metered.startMetered(deps, deps.x402 as MeteredX402, {
       payment: io.payment,
       maxMicros: worst,
       timeoutMs: deps.limits.timeoutMs,

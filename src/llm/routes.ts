@@ -8,7 +8,7 @@ import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { type MeteredDeps, runChatCompletion } from './chat.js';
+import type { ChatRunner, MeteredDeps } from './chat.js';
 import { sendOpenAiError, sseErrorEvent, writeJson } from './openai-errors.js';
 import type { LlmRouter } from './router.js';
 import type { ChatStreamSink } from './types.js';
@@ -22,8 +22,11 @@ export const LLM_BASE = '/api/llm/v1';
 export interface LlmRoutesDeps {
   auth: Authenticator;
   log: Logger;
-  /** Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. */
-  llm: { metered: MeteredDeps; router: LlmRouter } | undefined;
+  /**
+   * Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. `run` is ./chat.ts's
+   * runChatCompletion, handed in by the composition root, which loads it (and the router) only when configured.
+   */
+  llm: { metered: MeteredDeps; router: LlmRouter; run: ChatRunner } | undefined;
   maxBodyBytes: number;
 }
 
@@ -84,7 +87,7 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const outcome = await runChatCompletion(llm.metered, principal, body, {
+    const outcome = await llm.run(llm.metered, principal, body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
       payment: req.headers['payment-signature'],
