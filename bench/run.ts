@@ -20,6 +20,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   agents: () => import('./agents.js'),
   telemetry: () => import('./telemetry.js'),
   soak: () => import('./soak.js'),
+  stages: () => import('./stages.js'),
   replicas: () => import('./replicas.js'),
 };
 

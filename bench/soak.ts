@@ -1,10 +1,12 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { startGatewayProcess } from './process.js';
+import { rssOf, soakKinds } from './soak-kinds.js';
+import { slowSoak } from './soak-slow.js';
 import type { BenchModule } from './types.js';
 
 // The soak: a few minutes of mixed paid calls — HTTP shim and MCP tools/call in both protocol eras — with 1,000
@@ -17,8 +19,6 @@ const IN_FLIGHT = 1000;
 const DISCONNECT_SHARE = 0.1;
 const PRICE_MICROS = 10_000; // scraperC/scrape: 1 cent
 const TOKEN = 'soak-metrics-token-0123456789abcdefghijklmn';
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
 
 async function startSlowPage(): Promise<{ url: string; close(): Promise<void> }> {
   const page = `<!doctype html><html><head><title>soak</title></head><body>${'<p>payload</p>'.repeat(50)}</body></html>`;
@@ -43,13 +43,6 @@ async function startSlowPage(): Promise<{ url: string; close(): Promise<void> }>
   };
 }
 
-/** VmRSS and VmHWM of a process, MiB. */
-function rssOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? Number.NaN);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
 const mib = (n: number) => `${n.toFixed(0)} MiB`;
 
 const bench: BenchModule = async () => {
@@ -59,7 +52,6 @@ const bench: BenchModule = async () => {
   const pid = gw.proc.pid as number;
   const agent = new Agent({ connections: IN_FLIGHT + 64, keepAliveTimeout: 60_000 });
   const args = { url: page.url, browser: false };
-  const auth = `Bearer ${gw.key}`;
 
   const metric = async (): Promise<{ heap: number; inflight: number; pending: number }> => {
     const r = await request(`${gw.url}/metrics`, {
@@ -75,55 +67,7 @@ const bench: BenchModule = async () => {
     };
   };
 
-  const shimBody = JSON.stringify(args);
-  const rpcBody = (era: 'modern' | 'legacy') =>
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'scraperC_scrape',
-        arguments: args,
-        ...(era === 'modern'
-          ? {
-              _meta: {
-                'io.modelcontextprotocol/protocolVersion': MODERN,
-                'io.modelcontextprotocol/clientInfo': { name: 'soak', version: '1' },
-                'io.modelcontextprotocol/clientCapabilities': {},
-              },
-            }
-          : {}),
-      },
-    });
-  const kinds = {
-    http: {
-      path: '/api/run/scraperC/scrape',
-      body: shimBody,
-      headers: { authorization: auth, 'content-type': 'application/json' },
-    },
-    modern: {
-      path: '/mcp',
-      body: rpcBody('modern'),
-      headers: {
-        authorization: auth,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'scraperC_scrape',
-      },
-    },
-    legacy: {
-      path: '/mcp',
-      body: rpcBody('legacy'),
-      headers: {
-        authorization: auth,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': LEGACY,
-      },
-    },
-  };
+  const kinds = soakKinds(gw.key, args);
 
   const tally = { ok: 0, failed: 0, disconnected: 0, http: 0, mcp: 0 };
   const paidTxns = new Set<string>();

@@ -30,9 +30,8 @@ import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
 import { instrumentClient } from './ops/instrument.js';
 import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
-import type { PrometheusMetrics } from './ops/prometheus.js';
-import { startTracing } from './ops/start-tracing.js';
-import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
+import { startMonitoring } from './ops/monitoring.js';
+import type { Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
 import type { RunDeps } from './run/execute.js';
 import { Inflight } from './run/inflight.js';
@@ -112,19 +111,18 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // Monitoring (docs/operator.md "Monitoring"): nothing is counted or traced unless configured.
   const METRICS_TOKEN = config.env.TOLLGATE_METRICS_TOKEN;
   const METRICS_PORT = config.env.TOLLGATE_METRICS_PORT;
-  const prom: PrometheusMetrics | undefined =
-    METRICS_TOKEN !== undefined || METRICS_PORT !== undefined
-      ? (await import('./ops/prometheus.js')).createPrometheusMetrics(VERSION, {
-          inflight: () => inflight.size,
-          pendingHolds: () => money.pendingHolds(),
-        })
-      : undefined;
-  const otel = await startTracing(
-    { exporter: opts.traceExporter, env: opts.otelEnv ?? process.env, version: VERSION },
+  const monitoring = await startMonitoring(
+    {
+      metrics: METRICS_TOKEN !== undefined || METRICS_PORT !== undefined,
+      timing: config.env.TOLLGATE_TIMING === '1',
+      version: VERSION,
+      gauges: { inflight: () => inflight.size, pendingHolds: () => money.pendingHolds() },
+      otelEnv: opts.otelEnv ?? process.env,
+      traceExporter: opts.traceExporter,
+    },
     log,
   );
-  const telemetry: Telemetry | undefined =
-    prom || otel ? { metrics: prom?.metrics ?? NOOP_METRICS, tracing: otel?.tracing } : undefined;
+  const { telemetry, prom } = monitoring;
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
     client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
 
@@ -161,14 +159,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     if (r.released + r.unknown > 0) log.warn(r, 'x402: recovered payments left by a previous process');
   }
 
-  const web = createWebFetcher({ allow: config.fetchAllow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES });
+  const { upstreamConnections: connections, fetchAllow: allow } = config;
+  const web = createWebFetcher({ allow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES, connections });
   // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
   const webStack = createWebStack(config, { fetcher: web, clock, log, state });
-  // propstats / propdata: a client only for a keyed vendor (else their actions answer not_configured). One
-  // pooled dispatcher serves both: undici keeps a connection pool per origin.
-  const propertyDispatcher = createDispatcher();
+  // propstats / propdata, mediastage / videoasm: a client only for a keyed vendor (else their actions answer
+  // not_configured). One pooled dispatcher serves them all: undici keeps a connection pool per origin.
+  const vendorDispatcher = createDispatcher({ connections });
   const { RENTCAST, REALESTATEAPI } = config.vendors;
-  const propertyClient = { dispatcher: propertyDispatcher, timeoutMs: config.upstreamTimeoutMs };
+  const propertyClient = { dispatcher: vendorDispatcher, timeoutMs: config.upstreamTimeoutMs };
   const rentcast = RENTCAST.apiKey
     ? createRentCastClient({ ...propertyClient, baseUrl: RENTCAST.baseUrl, apiKey: RENTCAST.apiKey })
     : undefined;
@@ -193,9 +192,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
   const { library: files, gatewayLinks } = fileStorage;
   const download = createDownloader({ allow: config.fetchAllow });
-  const mediaDispatcher = createDispatcher();
   const { FAL, CUEFRAME } = config.vendors;
-  const mediaClient = { dispatcher: mediaDispatcher, timeoutMs: config.upstreamTimeoutMs, log };
+  const mediaClient = { dispatcher: vendorDispatcher, timeoutMs: config.upstreamTimeoutMs, log };
   const fal = FAL.apiKey
     ? createFalClient({ ...mediaClient, baseUrl: FAL.baseUrl, apiKey: FAL.apiKey })
     : undefined;
@@ -485,13 +483,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await ledger.close();
       await webStack.close();
       await web.close();
-      await propertyDispatcher.close();
-      await mediaDispatcher.close();
+      await vendorDispatcher.close();
       await download.close();
       await fileStorage.close();
       await llm?.close();
       await x402?.facilitator.close();
-      await otel?.shutdown();
+      await monitoring.close();
       await opened.close();
       log.flush();
     },

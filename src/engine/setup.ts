@@ -28,6 +28,7 @@ type VendorKey = 'FIRECRAWL' | 'FASTCRW' | 'SCRAPINGANT';
 /** What the web stack reads of the gateway's Config (which satisfies it structurally). */
 export interface WebStackConfig {
   upstreamTimeoutMs: number;
+  upstreamConnections?: number;
   vendors: Record<VendorKey, { apiKey: string | undefined; baseUrl: string }>;
   env: {
     TOLLGATE_SCRAPERA_ENGINE: EngineMode;
@@ -69,7 +70,7 @@ export function createWebStack(
     routes[g.group] = useVendor.has(g.group) ? 'vendor' : builtinGroups.has(g.group) ? 'builtin' : 'none';
   }
 
-  const dispatcher = createDispatcher();
+  const dispatcher = createDispatcher({ connections: config.upstreamConnections });
   const opts = (v: VendorKey) => ({
     baseUrl: config.vendors[v].baseUrl,
     apiKey: config.vendors[v].apiKey as string,

@@ -6,6 +6,7 @@ import type { Principal } from '../../auth/principal.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { stages } from '../lib/stage-timing.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { RECEIPT_HEADER } from '../run/receipts.js';
@@ -81,12 +82,19 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   });
 
   async function call(req: IncomingMessage, res: ServerResponse, actionId: string): Promise<void> {
+    const timer = stages();
+    if (timer) {
+      timer.start();
+      res.once('finish', () => timer.finish('response write'));
+    }
     const requestId = trackRequest(deps.log, req, res, req.url ?? '');
     let principal: Principal;
     let input: unknown;
     try {
       principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      timer?.mark('HTTP in, auth');
       input = await readJsonBody(req, bodyOpts);
+      timer?.mark('body');
     } catch (e) {
       return sendError(res, toGatewayError(e));
     }
@@ -109,6 +117,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
         requestId,
       },
     });
+    timer?.mark('receipt, back to the door');
     if (res.destroyed) return;
     // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
     // settlement receipt in PAYMENT-RESPONSE.

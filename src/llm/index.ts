@@ -28,7 +28,12 @@ export function createModelRouter(
     wrapUpstream?: (upstream: LlmUpstream) => LlmUpstream;
   },
 ) {
-  const client = new LlmUpstream({ baseUrl: config.baseUrl, apiKey: config.apiKey, log: o.log });
+  const client = new LlmUpstream({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    log: o.log,
+    connections: config.connections,
+  });
   const upstream = o.wrapUpstream ? o.wrapUpstream(client) : client;
   const catalog = new PriceCatalog({
     listModels: (signal) => upstream.listModels(signal),

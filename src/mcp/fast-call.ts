@@ -12,6 +12,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
+import { stages } from '../lib/stage-timing.js';
 import { type CallDeps, runToolCall } from './call.js';
 import { MCP_PATH } from './paths.js';
 import { actionForTool } from './tools.js';
@@ -108,6 +109,8 @@ async function serve(
   slow: (body: unknown) => void,
   count: () => void,
 ): Promise<void> {
+  const timer = stages();
+  timer?.start();
   let body: unknown;
   try {
     body = await readJsonBody(req, deps.body);
@@ -115,9 +118,17 @@ async function serve(
     deps.track(req, res);
     return deps.bodyError(res, e);
   }
+  timer?.mark('HTTP in, body');
   const call = plainToolsCall(body, modern, req);
   const principal = call && (await principalOf(deps, req.headers.authorization));
-  if (!call || !principal) return slow(body);
+  if (!call || !principal) {
+    timer?.abandon();
+    return slow(body);
+  }
+  if (timer) {
+    timer.mark('auth, JSON-RPC envelope');
+    res.once('finish', () => timer.finish('response write'));
+  }
 
   deps.track(req, res);
   count();
@@ -137,6 +148,7 @@ async function serve(
     if (!(e instanceof ProtocolError)) deps.log.error({ err: toGatewayError(e) }, 'mcp tools/call failed');
     return send(res, modern, { jsonrpc: '2.0', error, id: call.id });
   }
+  timer?.mark('receipt, back to the door');
   if (res.destroyed) return;
   if (!modern) return send(res, modern, { result, jsonrpc: '2.0', id: call.id });
   // What the SDK's 2026-07-28 encoder adds to every result: the result type and the server's identity.

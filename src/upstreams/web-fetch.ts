@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import { stages } from '../lib/stage-timing.js';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
@@ -13,6 +14,7 @@ import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy 
 const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECTIONS = 1024;
 export const USER_AGENT = 'Mozilla/5.0 (compatible; tollgate/0.1; +https://github.com/tollgate)';
 
 export interface WebFetchConfig extends SsrfPolicy {
@@ -21,6 +23,11 @@ export interface WebFetchConfig extends SsrfPolicy {
   maxBytes?: number;
   /** Tests resolve names offline with this. */
   resolve?: Resolver;
+  /**
+   * Connections to one host (TOLLGATE_UPSTREAM_CONNECTIONS). A call beyond it waits in undici's queue, where its
+   * deadline runs while the upstream is not even asked: sized for the calls in flight, a slow site sets their pace.
+   */
+  connections?: number;
 }
 
 export interface PageFetchOptions extends WebFetchOptions {
@@ -81,7 +88,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   const policy = compilePolicy(config);
   const dispatcher: Dispatcher = new Agent({
     connect: { lookup: guardedLookup(policy, config.resolve) as never, timeout: 10_000 },
-    connections: 32,
+    connections: config.connections ?? DEFAULT_CONNECTIONS,
     keepAliveTimeout: 5_000,
   });
   const defaultMax = config.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -135,6 +142,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
       };
       if (opts.cookies) headers.cookie = opts.cookies;
       let res: Dispatcher.ResponseData;
+      stages()?.mark('scope + SSRF check');
       try {
         res = await request(target.toString(), { dispatcher, method: 'GET', headers, signal });
       } catch (e) {
@@ -162,6 +170,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
         if (e instanceof GatewayError) throw e;
         throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
       }
+      stages()?.mark('upstream fetch');
       return {
         url: target.toString(),
         status: res.statusCode,
