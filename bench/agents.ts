@@ -105,7 +105,35 @@ const bench: BenchModule = async () => {
     'Misses, held-out 4:',
     ...misses(held4),
   ].join('\n');
-  return { id: 'agents', title: 'Agents: discover, consult and the MCP tool list', body };
+  const pct = (x: number, min: number) => (x >= min ? 'met' : 'not met') as 'met' | 'not met';
+  const tuned = `(held-out 4; tuning ${tuning.discoverTop1} %)`;
+  return {
+    id: 'agents',
+    title: 'Agents: discover, consult and the MCP tool list',
+    body,
+    targets: [
+      {
+        target: '#13 agents: discover top-1 ≥ 90 % on goals not tuned on',
+        measured: `${held4.discoverTop1} % ${tuned}`,
+        verdict: pct(held4.discoverTop1, 90),
+      },
+      {
+        target: "#13 agents: consult's first call solves ≥ 90 %",
+        measured: `${held4.consultSolved} % (held-out 4; tuning ${tuning.consultSolved} %)`,
+        verdict: pct(held4.consultSolved, 90),
+      },
+      {
+        target: "#13 agents: ≥ 95 % of consult's returned calls validate",
+        measured: `${held4.callsValid} % (held-out 4; tuning ${tuning.callsValid} %)`,
+        verdict: pct(held4.callsValid, 95),
+      },
+      {
+        target: '#13 MCP compact tool set: tools/list ≥ 80 % fewer tokens',
+        measured: `${fullTokens.toLocaleString('en-US')} → ${compactTokens.toLocaleString('en-US')} o200k tokens (−${cut} %)`,
+        verdict: pct(Number(cut), 80),
+      },
+    ],
+  };
 };
 
 export default bench;

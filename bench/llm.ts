@@ -6,7 +6,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { type FakeOpenRouter, startFakeOpenRouter } from '../test/fakes/openrouter.js';
 import { type GatewayProcess, startGatewayProcess } from './process.js';
 import { fmt, summarize } from './stats.js';
-import type { BenchModule } from './types.js';
+import { type BenchModule, verdict } from './types.js';
 
 // The model router's streaming overhead: time to the first SSE data event through the gateway versus straight
 // from the same fake OpenRouter, and how many chunks per second pass through. The gateway is its own process
@@ -204,6 +204,19 @@ const bench: BenchModule = async () => {
       'back, a call also waits for the previous call’s capture: better-sqlite3 fsyncs synchronously on the event',
       'loop, so the p50 there includes part of one fsync on this disk.',
     ].join('\n'),
+    targets: [
+      {
+        target: '#19 model router added TTFB p50 ≤ 0.6 ms',
+        measured: `${fmt(added50)} (the bare proxy adds ${fmt(proxy50)})`,
+        verdict: verdict(added50 <= 0.6),
+        why: "a second loopback hop costs what the bare proxy adds; the rest is the hold's commit and the door",
+      },
+      {
+        target: '#10 streaming passes through without buffering',
+        measured: `10 chunks sent 50 ms apart arrived ${gaps.map((g) => g.toFixed(0)).join(', ')} ms apart; ${Math.round(gRate).toLocaleString('en-US')} vs ${Math.round(dRate).toLocaleString('en-US')} chunks/s direct`,
+        verdict: verdict(gaps.every((g) => g < 100)),
+      },
+    ],
   };
 };
 
