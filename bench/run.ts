@@ -14,6 +14,7 @@ const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
   'ledger-pg': () => import('./ledger-pg.js'),
   gateway: () => import('./gateway.js'),
   stages: () => import('./stages.js'),
+  logging: () => import('./logging.js'),
   mcp: () => import('./mcp.js'),
   llm: () => import('./llm.js'),
   abort: () => import('./abort.js'),

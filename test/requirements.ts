@@ -455,6 +455,8 @@ export const REQUIREMENTS = {
     'Optional modules load only when configured or first used: MCP SDK (first /mcp request), x402/viem, oidc-provider and openid-client (first OAuth use), S3, Stripe, OpenTelemetry, prom-client, playwright-core (first render).',
   'bench:summary-from-sections':
     "docs/benchmarks.md's summary is built by npm run bench from the target rows each section stores; a section not re-run keeps its own.",
+  'ops:request-log':
+    'Every request is logged as one JSON line (id, method, path, status, ms) at info, at a measured cost per call.',
   'ops:upstream-pool':
     'The web fetcher keeps TOLLGATE_FETCH_CONNECTIONS_PER_HOST connections per upstream host, enough for the calls in flight: calls wait on the upstream, not in the gateway.',
 } as const;

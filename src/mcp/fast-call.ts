@@ -13,7 +13,7 @@ import type { Principal } from '../../auth/principal.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { stages } from '../lib/stage-timing.js';
-import { type CallDeps, runToolCall } from './call.js';
+import { type CallDeps, runToolCall, TEXT_IS_STRUCTURED } from './call.js';
 import { MCP_PATH } from './paths.js';
 import { actionForTool } from './tools.js';
 
@@ -80,6 +80,7 @@ export interface FastToolsCall {
 /** The hot route: returns false (nothing read) for requests that plainly are not a fast tools/call. */
 export function fastToolsCall(deps: FastCallDeps): FastToolsCall {
   let served = 0;
+  const hostAllowed = hostCheck(deps.hosts);
   const route = (req: IncomingMessage, res: ServerResponse, slow: (body: unknown) => void): boolean => {
     if (req.method !== 'POST' || req.url !== MCP_PATH) return false;
     const version = req.headers['mcp-protocol-version'];
@@ -90,7 +91,7 @@ export function fastToolsCall(deps: FastCallDeps): FastToolsCall {
       return false;
     }
     if (req.headers.origin !== undefined || !JSON_TYPE.test(req.headers['content-type'] ?? '')) return false;
-    if (!validateHostHeader(req.headers.host, [...deps.hosts()]).ok) return false;
+    if (!hostAllowed(req.headers.host)) return false;
     serve(deps, req, res, modern, slow, () => served++).catch((err: unknown) => {
       deps.log.error({ err }, 'mcp fast path failed');
       if (!res.headersSent)
@@ -150,26 +151,51 @@ async function serve(
   }
   timer?.mark('receipt, back to the door');
   if (res.destroyed) return;
-  if (!modern) return send(res, modern, { result, jsonrpc: '2.0', id: call.id });
   // What the SDK's 2026-07-28 encoder adds to every result: the result type and the server's identity.
   const meta = result._meta;
-  const out = {
-    ...result,
-    resultType: 'complete',
-    _meta: meta?.[SERVER_INFO_META_KEY] ? meta : { ...meta, [SERVER_INFO_META_KEY]: deps.serverInfo },
-  };
-  send(res, modern, { result: out, jsonrpc: '2.0', id: call.id });
+  const out = modern
+    ? {
+        ...result,
+        resultType: 'complete',
+        _meta: meta?.[SERVER_INFO_META_KEY] ? meta : { ...meta, [SERVER_INFO_META_KEY]: deps.serverInfo },
+      }
+    : result;
+  sendText(res, modern, resultMessage(out, call.id, (result as Marked)[TEXT_IS_STRUCTURED] === true));
+}
+
+type Marked = CallToolResult & { [TEXT_IS_STRUCTURED]?: true };
+
+/**
+ * The JSON-RPC message of a result, as JSON.stringify({ result, jsonrpc, id }) would write it. When the one text
+ * content is the structured content's JSON (./call.ts toResult), that JSON is written as it is for
+ * `structuredContent` and escaped for `text`: the data is serialised once, not twice.
+ */
+export function resultMessage(result: CallToolResult, id: string | number, textIsStructured: boolean): string {
+  const { content, structuredContent, ...rest } = result;
+  const text = content.length === 1 && content[0]?.type === 'text' ? content[0].text : undefined;
+  if (!textIsStructured || text === undefined || structuredContent === undefined) {
+    return JSON.stringify({ result, jsonrpc: '2.0', id });
+  }
+  const tail = JSON.stringify(rest);
+  return (
+    `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}` +
+    `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
+  );
 }
 
 /** One JSON-RPC message: plain JSON (2026-07-28), or one SSE message as the SDK's stateless 2025 serving frames it. */
 function send(res: ServerResponse, modern: boolean, message: unknown): void {
+  sendText(res, modern, JSON.stringify(message));
+}
+
+function sendText(res: ServerResponse, modern: boolean, json: string): void {
   if (modern) {
-    const text = JSON.stringify(message);
+    const text = json;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
     return;
   }
-  const text = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  const text = `event: message\ndata: ${json}\n\n`;
   res.writeHead(200, {
     'cache-control': 'no-cache, no-transform',
     'content-type': 'text/event-stream',
@@ -222,6 +248,30 @@ async function principalOf(
     return undefined;
   }
   return principal;
+}
+
+/**
+ * The SDK's Host validation, remembered per Host value (it parses a URL each time): an agent sends the same
+ * Host on every call. Forgotten when the allowed list changes, and bounded (Host is the caller's to choose).
+ */
+function hostCheck(hosts: () => readonly string[]): (host: string | undefined) => boolean {
+  let list: readonly string[] | undefined;
+  const known = new Map<string, boolean>();
+  return (host) => {
+    const current = hosts();
+    if (current !== list) {
+      list = current;
+      known.clear();
+    }
+    if (host === undefined) return false;
+    let ok = known.get(host);
+    if (ok === undefined) {
+      ok = validateHostHeader(host, [...current]).ok;
+      if (known.size >= 256) known.clear();
+      known.set(host, ok);
+    }
+    return ok;
+  };
 }
 
 function acceptsSse(accept: string | undefined): boolean {
