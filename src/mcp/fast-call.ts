@@ -170,7 +170,11 @@ type Marked = CallToolResult & { [TEXT_IS_STRUCTURED]?: true };
  * content is the structured content's JSON (./call.ts toResult), that JSON is written as it is for
  * `structuredContent` and escaped for `text`: the data is serialised once, not twice.
  */
-export function resultMessage(result: CallToolResult, id: string | number, textIsStructured: boolean): string {
+export function resultMessage(
+  result: CallToolResult,
+  id: string | number,
+  textIsStructured: boolean,
+): string {
   const { content, structuredContent, ...rest } = result;
   const text = content.length === 1 && content[0]?.type === 'text' ? content[0].text : undefined;
   if (!textIsStructured || text === undefined || structuredContent === undefined) {
