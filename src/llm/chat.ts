@@ -2,6 +2,7 @@ import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import { fingerprint } from '../lib/hash.js';
 import { formatUsd } from '../lib/money.js';
+import { stages } from '../lib/stage-timing.js';
 import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
 import { observeCall } from '../run/observe.js';
@@ -105,9 +106,12 @@ async function run(
       'The model router needs your API key: configure your OpenAI client with api_key "tg_sk_…" (sent as "Authorization: Bearer tg_sk_…").',
     );
   }
+  const timer = stages();
   const req = normalizeChatRequest(rawBody);
+  timer?.mark('validate (zod)');
   const route = await deps.router.resolve(req.model, io.signal);
   const worst = worstCase(deps, req, route);
+  timer?.mark('route, worst case');
   let payer: AccountPrincipal;
   let payment: MeteredPayment | undefined;
   if (principal.kind === 'anonymous') {
@@ -170,6 +174,7 @@ async function attempts(
           firstByteTimeoutMs: deps.limits.firstByteTimeoutMs,
         });
         if (r.ok) {
+          stages()?.mark('upstream to its first data event');
           io.sink.open({ 'x-tollgate-transaction-id': call.hold.callId });
           const end = await pipeStream(r, io.sink, {
             clientWantsUsage: req.clientWantsUsage,

@@ -7,6 +7,7 @@ import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
+import { stages } from '../lib/stage-timing.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import type { ChatRunner, MeteredDeps } from './chat.js';
 import { sendOpenAiError, sseErrorEvent, writeJson } from './openai-errors.js';
@@ -70,14 +71,21 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
   });
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const timer = stages();
+    if (timer) {
+      timer.start();
+      res.once('finish', () => timer.finish('the stream, the capture'));
+    }
     trackRequest(deps.log, req, res, CHAT_PATH);
     let principal: Principal;
     let body: unknown;
     try {
       principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      timer?.mark('HTTP in, auth');
       // After authentication: a bad key is a 401 whether or not the router is configured.
       if (!llm) throw unconfigured;
       body = await readJsonBody(req, bodyOpts);
+      timer?.mark('body');
     } catch (e) {
       req.resume();
       return sendOpenAiError(res, toGatewayError(e));
@@ -165,6 +173,7 @@ async function listingReady(router: LlmRouter, res: Response): Promise<boolean> 
 /** The streaming response: SSE events written as they arrive, with backpressure from the client's socket. */
 function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
   const ready = Promise.resolve();
+  let wrote = false;
   // Each event is written as it comes; node:http already corks the socket until the end of the tick, so events
   // that arrived in one upstream read leave in one syscall without waiting for anything else.
   return {
@@ -180,6 +189,10 @@ function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
     },
     write(text) {
       if (res.destroyed) return ready;
+      if (!wrote) {
+        wrote = true;
+        stages()?.mark('first byte written');
+      }
       if (res.write(text)) return ready;
       return new Promise<void>((resolve) => {
         const done = () => {
