@@ -24,6 +24,7 @@ import { createHttpServer } from './http/server.js';
 import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { limitHeapGrowth } from './lib/heap-growth.js';
 import type { SqliteDb } from './lib/sqlite.js';
 import { llmRoutes } from './llm/routes.js';
 import { createLogger } from './log.js';
@@ -103,6 +104,7 @@ export interface Gateway {
 }
 
 export async function createGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
+  limitHeapGrowth(config.env.TOLLGATE_HEAP_GROWTH_PERCENT);
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   // SQLite: one process owns the data dir. PostgreSQL: any number of replicas, each with its own lease.

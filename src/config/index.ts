@@ -57,6 +57,8 @@ export const envSchema = z.object({
    * (docs/benchmarks.md "Where the time of a paid call goes"). A measuring tool: it replaces OTEL tracing.
    */
   TOLLGATE_TIMING: z.enum(['0', '1']).default('0'),
+  /** How far V8 lets the heap grow past its live set before collecting, percent (0: V8's own rule, up to 4×). */
+  TOLLGATE_HEAP_GROWTH_PERCENT: int(0, 1000).default(50),
   /** Maximum JSON request body, bytes. */
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   /** How long a hold may stay pending before the sweeper voids it, seconds. Longer than any action timeout. */

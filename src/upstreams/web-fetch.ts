@@ -93,22 +93,39 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   });
   const defaultMax = config.maxBytes ?? DEFAULT_MAX_BYTES;
 
-  async function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of res.body) {
-      bytes += (chunk as Buffer).length;
-      if (bytes > maxBytes) {
-        res.body.destroy();
-        throw new GatewayError(
-          'upstream_rejected',
-          `The page is larger than ${formatBytes(maxBytes)}; nothing was charged.`,
-          { details: { max_bytes: maxBytes } },
-        );
-      }
-      chunks.push(chunk as Buffer);
+  /**
+   * The whole body, refused past `maxBytes` (before reading, when the page declares its length). Read with
+   * plain stream events: an async iterator costs a promise per chunk on every scrape.
+   */
+  function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
+    const body = res.body;
+    const tooLarge = () =>
+      new GatewayError(
+        'upstream_rejected',
+        `The page is larger than ${formatBytes(maxBytes)}; nothing was charged.`,
+        {
+          details: { max_bytes: maxBytes },
+        },
+      );
+    if (Number(res.headers['content-length']) > maxBytes) {
+      body.destroy();
+      return Promise.reject(tooLarge());
     }
-    return Buffer.concat(chunks);
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      body.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          body.destroy();
+          reject(tooLarge());
+        } else chunks.push(chunk);
+      });
+      body.once('end', () =>
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, bytes)),
+      );
+      body.once('error', reject);
+    });
   }
 
   async function fetchPage(url: string, opts: PageFetchOptions): Promise<FetchedPage> {
@@ -269,9 +286,22 @@ const META_CHARSET = /<meta[^>]+charset=["']?\s*([\w-]+)/i;
 export function decode(buf: Buffer, contentType: string): string {
   let label = /charset=["']?([\w-]+)/i.exec(contentType)?.[1];
   if (!label) label = META_CHARSET.exec(buf.subarray(0, 1024).toString('latin1'))?.[1];
-  try {
-    return new TextDecoder(label ?? 'utf-8').decode(buf);
-  } catch {
-    return new TextDecoder('utf-8').decode(buf);
+  return decoderFor((label ?? 'utf-8').toLowerCase()).decode(buf);
+}
+
+/** Decoders by charset label (a decoder holds no state between whole-buffer decodes); unknown labels: UTF-8. */
+const DECODERS = new Map<string, TextDecoder>();
+function decoderFor(label: string): TextDecoder {
+  let d = DECODERS.get(label);
+  if (!d) {
+    try {
+      d = new TextDecoder(label);
+    } catch {
+      d = new TextDecoder('utf-8');
+    }
+    // Labels come from the pages: a bounded cache.
+    if (DECODERS.size >= 64) DECODERS.clear();
+    DECODERS.set(label, d);
   }
+  return d;
 }
