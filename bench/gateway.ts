@@ -88,7 +88,7 @@ const bench: BenchModule = async () => {
         target: '#19 HTTP shim added p50 at concurrency 1 ≤ 0.6 ms',
         measured: `${fmt(added.p50)} (the bare proxy adds ${fmt(added.bareP50)})`,
         verdict: verdict(added.p50 <= 0.6),
-        why: 'see "Where the time of a paid call goes" for the stage that costs it',
+        why: 'the ledger: the hold and the fsync\'d capture (each a round trip to its writer thread) are most of a call in the stage table ("Where the time of a paid call goes")',
       },
       {
         target: "#19 HTTP shim added p99 ≤ the bare proxy's added p99 + 1.0 ms",
@@ -99,7 +99,7 @@ const bench: BenchModule = async () => {
         target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
         measured: `${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s = ${(ratio * 100).toFixed(0)} %`,
         verdict: verdict(ratio >= 0.6),
-        why: "the CPU per paid call (stage table) against the proxy's; the load generator shares the 2 cores",
+        why: "CPU: a paid call costs the gateway about 3× the proxy's CPU (stage table), and the load generator shares the 2 cores",
       },
     ],
   };
