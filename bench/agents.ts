@@ -8,7 +8,7 @@ import { HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, TUNING } from '../test/ag
 import { FRESH, FRESH_2 } from '../test/agents/goals-fresh.js';
 import { HELD_OUT_25 } from '../test/agents/goals-held-out.js';
 import { planCalls } from '../tools/consult-plan.js';
-import type { BenchModule } from './types.js';
+import { type BenchModule, verdict } from './types.js';
 
 // How well agents succeed on their own (issues 13 and 25): platform/discover and platform/consult scored on the
 // kept plain-English goals (the same evaluation test/agents/agents.test.ts holds to the targets), the planner's
@@ -139,7 +139,34 @@ const bench: BenchModule = async () => {
     ...misses(held),
     ...evaluated.flatMap(([name, e]) => ['', `Misses, ${name}:`, ...misses(e)]),
   ].join('\n');
-  return { id: 'agents', title: 'Agents: discover, consult and the MCP tool list', body };
+  const untouchedNote = `untouched: ${pct(heldBefore?.discoverTop1)} / ${pct(heldBefore?.consultSolved)} / ${pct(heldBefore?.callsAccounted)}`;
+  return {
+    id: 'agents',
+    title: 'Agents: discover, consult and the MCP tool list',
+    body,
+    targets: [
+      {
+        target: '#25 agents: discover top-1 ≥ 93 % on held-out goals',
+        measured: `${held.discoverTop1} % (${HELD_OUT_25.length} held-out goals; ${untouchedNote})`,
+        verdict: verdict(held.discoverTop1 >= 93),
+      },
+      {
+        target: "#25 agents: consult's first call solves ≥ 90 % of held-out goals",
+        measured: `${held.consultSolved} %`,
+        verdict: verdict(held.consultSolved >= 90),
+      },
+      {
+        target: "#25 agents: ≥ 95 % of consult's returned calls validate or name their missing fields",
+        measured: `${held.callsAccounted} % (valid as returned: ${held.callsValid} %)`,
+        verdict: verdict(held.callsAccounted >= 95),
+      },
+      {
+        target: '#13 MCP compact tool set: tools/list ≥ 80 % fewer tokens',
+        measured: `${fullTokens.toLocaleString('en-US')} → ${compactTokens.toLocaleString('en-US')} o200k tokens (−${cut} %)`,
+        verdict: verdict(cut >= 80),
+      },
+    ],
+  };
 };
 
 export default bench;

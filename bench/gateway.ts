@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { startBareProxy, startFakePage, startGatewayProcess } from './process.js';
 import { fmt, interleave, load, type Summary, summarize } from './stats.js';
-import type { BenchModule } from './types.js';
+import { type BenchModule, verdict } from './types.js';
 
 // The HTTP shim's overhead: a paid cheap action (scraperC/scrape, built-in plain fetch, 1 cent) through the
 // gateway against a local fake upstream, versus the same upstream called directly and through a bare Node
@@ -59,7 +59,7 @@ const bench: BenchModule = async () => {
   const ratio = g32.perSecond / b32.perSecond;
   const row = (name: string, s: Summary, base: Summary, c32: number) =>
     `| ${name} | ${fmt(s.p50)} / ${fmt(s.p99)} | **${fmt(s.p50 - base.p50)} / ${fmt(s.p99 - base.p99)}** | ${Math.round(c32)} |`;
-  const verdict = (ok: boolean) => (ok ? 'met' : 'not met');
+  const p99Ceiling = added.bareP99 + 1.0;
   return {
     id: 'gateway',
     title: 'HTTP shim: a paid call against a bare Node proxy',
@@ -77,11 +77,31 @@ const bench: BenchModule = async () => {
       row('bare Node proxy', b1, d1, b32.perSecond),
       row('HTTP shim', g1, d1, g32.perSecond),
       '',
-      `Targets: shim added p50 ≤ 0.5 ms — measured **${fmt(added.p50)}** (${verdict(added.p50 <= 0.5)}); added p99`,
-      `≤ 1.5 ms — **${fmt(added.p99)}** (${verdict(added.p99 <= 1.5)}); throughput at concurrency 32 ≥ 60 % of the`,
-      `bare proxy — **${(ratio * 100).toFixed(0)} %** (${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s,`,
-      `${verdict(ratio >= 0.6)}).`,
+      `Targets (issue 19): shim added p50 ≤ 0.6 ms — measured **${fmt(added.p50)}** (${verdict(added.p50 <= 0.6)});`,
+      `added p99 ≤ the bare proxy's added p99 + 1.0 ms = ${fmt(p99Ceiling)} — **${fmt(added.p99)}**`,
+      `(${verdict(added.p99 <= p99Ceiling)}); throughput at concurrency 32 ≥ 60 % of the bare proxy —`,
+      `**${(ratio * 100).toFixed(0)} %** (${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s, ${verdict(ratio >= 0.6)}).`,
+      'Where the time goes: the "Where the time of a paid call goes" section (`npm run bench -- stages`).',
     ].join('\n'),
+    targets: [
+      {
+        target: '#19 HTTP shim added p50 at concurrency 1 ≤ 0.6 ms',
+        measured: `${fmt(added.p50)} (the bare proxy adds ${fmt(added.bareP50)})`,
+        verdict: verdict(added.p50 <= 0.6),
+        why: 'the ledger: the hold and the fsync\'d capture (each a round trip to its writer thread) are most of a call in the stage table ("Where the time of a paid call goes")',
+      },
+      {
+        target: "#19 HTTP shim added p99 ≤ the bare proxy's added p99 + 1.0 ms",
+        measured: `${fmt(added.p99)} against ${fmt(added.bareP99)} + 1.0 ms`,
+        verdict: verdict(added.p99 <= p99Ceiling),
+      },
+      {
+        target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
+        measured: `${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s = ${(ratio * 100).toFixed(0)} %`,
+        verdict: verdict(ratio >= 0.6),
+        why: "CPU: a paid call costs the gateway about 3× the proxy's CPU (stage table), and the load generator shares the 2 cores",
+      },
+    ],
   };
 };
 

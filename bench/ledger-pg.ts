@@ -235,6 +235,14 @@ const bench: BenchModule = async () => {
       'on its row lock, so one account alone is bounded by two commit latencies per pair. Where the CPU goes:',
       '`npx tsx bench/ledger-pg-profile.ts` against a server with pg_stat_statements (docs/decisions.md).',
     ].join('\n'),
+    targets: [
+      {
+        target: '#19 PostgreSQL ≥ 3,000 hold+capture pairs/s, or ≤ 0.4 ms of PostgreSQL CPU per pair',
+        measured: `${Math.round(best).toLocaleString('en')} pairs/s; PostgreSQL ${cost.async.server.toFixed(3)} ms of CPU per pair`,
+        verdict: best >= 3000 || cost.async.server <= 0.4 ? 'met' : 'not met',
+        why: `CPU-bound: PostgreSQL ${cost.async.server.toFixed(2)} ms and the gateway ${cost.async.client.toFixed(2)} ms of CPU per pair on ${cpus().length} shared cores`,
+      },
+    ],
   };
 };
 

@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Agent, request } from 'undici';
 import { startFakePage, startGatewayProcess } from './process.js';
 import { fmt, interleave, load, summarize } from './stats.js';
-import type { BenchModule } from './types.js';
+import { type BenchModule, verdict } from './types.js';
 
 // The MCP door's overhead over the HTTP shim, measured in one run against one gateway process: the same paid
 // cheap action (scraperC/scrape, built-in plain fetch of a local fake page, 1 cent) as `POST /api/run` and as
@@ -147,7 +147,7 @@ const bench: BenchModule = async () => {
   const c1l = figures['2025 (stateless)-c1'] as { addP50: number };
   const c32 = figures['2026-07-28-c32'] as { rps: number };
   const c32l = figures['2025 (stateless)-c32'] as { rps: number };
-  const met = (ok: boolean) => (ok ? 'met' : 'not met');
+  const met = verdict;
   return {
     id: 'mcp',
     title: 'MCP door: tools/call and tools/list',
@@ -173,11 +173,25 @@ const bench: BenchModule = async () => {
       `Gateway CPU per call at concurrency 32: shim ${cpu.shim ?? 'n/a'}, tools/call ${cpu['2026-07-28'] ?? 'n/a'} (2026) and`,
       `${cpu['2025'] ?? 'n/a'} (2025).`,
       '',
-      `Targets: ≥ 1,500 tools/call per second at concurrency 32 — measured ${Math.round(c32.rps)} (2026) and`,
+      `Targets: ≥ 1,500 tools/call per second at concurrency 32 (issue 10) — measured ${Math.round(c32.rps)} (2026) and`,
       `${Math.round(c32l.rps)} (2025): ${met(c32.rps >= 1500)} / ${met(c32l.rps >= 1500)} (the shim itself:`,
-      `${Math.round(s32.perSecond)}); ≤ 0.3 ms p50 over the shim at concurrency 1 — measured ${fmt(c1.addP50)} (2026) and`,
-      `${fmt(c1l.addP50)} (2025): ${met(c1.addP50 <= 0.3)} / ${met(c1l.addP50 <= 0.3)}.`,
+      `${Math.round(s32.perSecond)}); ≤ 0.1 ms p50 over the shim at concurrency 1 (issue 19) — measured ${fmt(c1.addP50)} (2026) and`,
+      `${fmt(c1l.addP50)} (2025): ${met(c1.addP50 <= 0.1)} / ${met(c1l.addP50 <= 0.1)}.`,
     ].join('\n'),
+    targets: [
+      {
+        target: '#19 MCP tools/call ≤ 0.1 ms p50 over the shim (concurrency 1, both eras)',
+        measured: `${fmt(c1.addP50)} (2026-07-28), ${fmt(c1l.addP50)} (2025)`,
+        verdict: met(c1.addP50 <= 0.1 && c1l.addP50 <= 0.1),
+        why: "the JSON-RPC envelope and the result's second encoding (text content) on top of the shim's work",
+      },
+      {
+        target: '#10 MCP tools/call ≥ 1,500/s at concurrency 32, both eras',
+        measured: `${Math.round(c32.rps)} (2026-07-28), ${Math.round(c32l.rps)} (2025); the shim ${Math.round(s32.perSecond)}`,
+        verdict: met(c32.rps >= 1500 && c32l.rps >= 1500),
+        why: 'bounded by the paid call itself: the shim alone does about the same',
+      },
+    ],
   };
 };
 

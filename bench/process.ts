@@ -23,6 +23,8 @@ export interface GatewayProcess {
   proc: ChildProcess;
   /** CPU time (user + system) the gateway process has used so far, ms; undefined where /proc is absent. */
   cpuMs(): number | undefined;
+  /** What the gateway wrote on stderr so far (when started with `captureStderr`; else it goes to ours). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export interface GatewayProcess {
 export async function startGatewayProcess(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
+  opts: { captureStderr?: boolean } = {},
 ): Promise<GatewayProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
@@ -50,7 +53,11 @@ export async function startGatewayProcess(
       TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.captureStderr ? 'pipe' : 'inherit'],
+  });
+  let stderr = '';
+  proc.stderr?.on('data', (d) => {
+    stderr += String(d);
   });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
@@ -70,6 +77,7 @@ export async function startGatewayProcess(
     dataDir,
     proc,
     cpuMs: () => procCpuMs(proc.pid),
+    stderr: () => stderr,
     async stop() {
       proc.kill('SIGTERM');
       await new Promise((r) => proc.once('exit', r));

@@ -150,6 +150,13 @@ Two replicas against one: **×${(two / Math.max(one, 1)).toFixed(2)}**. With two
 generator, PostgreSQL and the workers, a second worker can take at most the CPU the first leaves idle; on a
 machine with cores to spare the replicas scale until PostgreSQL's commits (group-committed across
 connections) are the limit.`,
+    targets: [
+      {
+        target: '#11 paid calls/s, one replica vs two on one PostgreSQL',
+        measured: `${Math.round(one).toLocaleString('en-US')} vs ${Math.round(two).toLocaleString('en-US')} calls/s (×${(two / Math.max(one, 1)).toFixed(2)}); SQLite one process ${Math.round(rows[2]?.[1] ?? 0).toLocaleString('en-US')}`,
+        verdict: 'reported',
+      },
+    ],
   };
 };
 

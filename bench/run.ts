@@ -2,18 +2,22 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, type as osType, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { buildSummary, readSections, replaceSection, sectionBlock } from './doc.js';
 import type { BenchModule } from './types.js';
 
 // `npm run bench` runs every module and writes docs/benchmarks.md; `npm run bench -- <id> …` runs only those
-// and replaces their sections, leaving the others as they were.
+// and replaces their sections, leaving the others as they were. The summary at the top is built from the
+// sections' own target rows (bench/doc.ts), so it always says what the sections say.
 
 const MODULES: Record<string, () => Promise<{ default: BenchModule }>> = {
-  abort: () => import('./abort.js'),
-  gateway: () => import('./gateway.js'),
-  llm: () => import('./llm.js'),
   ledger: () => import('./ledger.js'),
   'ledger-pg': () => import('./ledger-pg.js'),
+  gateway: () => import('./gateway.js'),
+  stages: () => import('./stages.js'),
+  logging: () => import('./logging.js'),
   mcp: () => import('./mcp.js'),
+  llm: () => import('./llm.js'),
+  abort: () => import('./abort.js'),
   receipts: () => import('./receipts.js'),
   x402: () => import('./x402.js'),
   sessions: () => import('./sessions.js'),
@@ -36,16 +40,6 @@ function machine(): string {
   ].join('\n');
 }
 
-function replaceSection(doc: string, id: string, content: string): string {
-  const start = `<!-- bench:${id} -->`;
-  const end = `<!-- /bench:${id} -->`;
-  const block = `${start}\n${content.trim()}\n${end}`;
-  const i = doc.indexOf(start);
-  const j = doc.indexOf(end);
-  if (i >= 0 && j > i) return doc.slice(0, i) + block + doc.slice(j + end.length);
-  return `${doc.trimEnd()}\n\n${block}\n`;
-}
-
 async function main() {
   // Benches that start `tollgate serve` run the compiled gateway (as production does): build it first.
   const build = spawnSync(
@@ -63,6 +57,9 @@ async function main() {
   if (build.status !== 0) throw new Error('build failed');
   const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const ids = wanted.length > 0 ? wanted : Object.keys(MODULES);
+  for (const id of ids) {
+    if (!MODULES[id]) throw new Error(`unknown bench ${id}; known: ${Object.keys(MODULES).join(', ')}`);
+  }
   let doc: string;
   try {
     doc = readFileSync(DOC, 'utf8');
@@ -70,13 +67,15 @@ async function main() {
     doc =
       '# Benchmarks\n\nWritten by `npm run bench`. Targets are from the issues; figures are from the run below.\n';
   }
+  const date = new Date().toISOString().slice(0, 10);
   doc = replaceSection(doc, 'machine', `## Machine\n\n${machine()}`);
   for (const id of ids) {
-    const load = MODULES[id];
-    if (!load) throw new Error(`unknown bench ${id}; known: ${Object.keys(MODULES).join(', ')}`);
     process.stderr.write(`bench ${id}…\n`);
-    const section = await (await load()).default();
-    doc = replaceSection(doc, section.id, `## ${section.title}\n\n${section.body}`);
+    const sections = [
+      await (await (MODULES[id] as () => Promise<{ default: BenchModule }>)()).default(),
+    ].flat();
+    for (const section of sections) doc = replaceSection(doc, section.id, sectionBlock(section, date));
+    doc = replaceSection(doc, 'summary', buildSummary(readSections(doc)));
     writeFileSync(DOC, doc);
   }
   process.stderr.write(`wrote ${DOC}\n`);

@@ -182,6 +182,7 @@ const bench: BenchModule = async () => {
   rmSync(dataDir, { recursive: true, force: true });
 
   const f = (n: number) => n.toFixed(0);
+  const heaps = [0.25, 0.5, 0.75, 1].map((p) => at(p)?.heap ?? Number.NaN);
   return {
     id: 'web',
     title: 'Built-in web engine (scrape → Markdown, crawl)',
@@ -204,6 +205,18 @@ const bench: BenchModule = async () => {
       'rows it is working on in memory, so the heap does not grow with the crawl (~14 MB of Markdown here).',
       'The loopback figures include the test server generating and serving 100 KB pages on the same cores.',
     ].join('\n'),
+    targets: [
+      {
+        target: 'web: ≥ 200 pages/s HTML → Markdown (100 KB page)',
+        measured: `${f(oneParse.perSecond)} pages/s`,
+        verdict: oneParse.perSecond >= 200 ? 'met' : 'not met',
+      },
+      {
+        target: 'web: memory flat during a 200-page crawl',
+        measured: `heap ${mb(Math.min(...heaps))}–${mb(Math.max(...heaps))} at 25–100 %`,
+        verdict: Math.max(...heaps) <= Math.min(...heaps) * 1.1 ? 'met' : 'not met',
+      },
+    ],
   };
 };
 

@@ -158,7 +158,18 @@ const bench: BenchModule = async () => {
       'several JSON-RPC calls each) dominate; on a real network settlement adds a block time per call, which is',
       'why the default flow settles after the action and only expensive actions are configured to settle first.',
     ].join('\n');
-    return { id: 'x402', title: 'x402: paid calls on a local chain', body };
+    return {
+      id: 'x402',
+      title: 'x402: paid calls on a local chain',
+      body,
+      targets: [
+        {
+          target: 'x402: latency split and paid calls/s',
+          measured: `${fmt(se.p50, 1)} end to end (verify ${fmt(sv.p50, 1)}, settle ${fmt(ss.p50, 1)} on anvil); ${paid} parallel payments, ${settled} settled`,
+          verdict: 'reported',
+        },
+      ],
+    };
   } finally {
     await t.close();
     await chain.close();

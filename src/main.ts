@@ -12,7 +12,7 @@ import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
-import { type Billing, createBilling } from './billing/index.js';
+import type { Billing } from './billing/index.js';
 import { gatewayReadiness, openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -24,14 +24,14 @@ import { createHttpServer } from './http/server.js';
 import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { createModelRouter, llmRoutes } from './llm/index.js';
+import { limitHeapGrowth } from './lib/heap-growth.js';
+import { llmRoutes } from './llm/routes.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
-import { instrumentClient, instrumentFacilitator } from './ops/instrument.js';
+import { instrumentClient } from './ops/instrument.js';
 import { listenAdmin, metricsRoute } from './ops/metrics-route.js';
-import { createPrometheusMetrics, type PrometheusMetrics } from './ops/prometheus.js';
-import { startTracing } from './ops/start-tracing.js';
-import { NOOP_METRICS, type Telemetry } from './ops/telemetry.js';
+import { startMonitoring } from './ops/monitoring.js';
+import type { Telemetry } from './ops/telemetry.js';
 import type { FileMetaStore, Services } from './ports/index.js';
 import { DatabaseHealth, watchedAuth } from './run/db-health.js';
 import type { RunDeps } from './run/execute.js';
@@ -43,7 +43,6 @@ import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
 import { startSweeper } from './run/sweeper.js';
 import type { X402Deps } from './run/x402/call.js';
-import { createX402Payments } from './run/x402/index.js';
 import { openFileMetaStore } from './storage/file-meta.js';
 import { openHandleStore } from './storage/handles.js';
 import { openFileStorage } from './storage/index.js';
@@ -56,7 +55,8 @@ import { createRentCastClient } from './upstreams/rentcast.js';
 import { createDownloader } from './upstreams/safe-download.js';
 import { createWebFetcher } from './upstreams/web-fetch.js';
 
-// The composition root: the only place (with src/cli) that wires concrete implementations together.
+// The composition root: the only place (with src/cli) that wires concrete implementations together. Optional
+// parts are imported only when configured or first used (docs/decisions.md "Modules loaded when used").
 
 export const VERSION = '0.1.0';
 
@@ -104,6 +104,7 @@ export interface Gateway {
 }
 
 export async function createGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
+  limitHeapGrowth(config.env.TOLLGATE_HEAP_GROWTH_PERCENT);
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   // SQLite: one process owns the data dir. PostgreSQL: any number of replicas, each with its own lease.
@@ -112,19 +113,18 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // Monitoring (docs/operator.md "Monitoring"): nothing is counted or traced unless configured.
   const METRICS_TOKEN = config.env.TOLLGATE_METRICS_TOKEN;
   const METRICS_PORT = config.env.TOLLGATE_METRICS_PORT;
-  const prom: PrometheusMetrics | undefined =
-    METRICS_TOKEN !== undefined || METRICS_PORT !== undefined
-      ? createPrometheusMetrics(VERSION, {
-          inflight: () => inflight.size,
-          pendingHolds: () => money.pendingHolds(),
-        })
-      : undefined;
-  const otel = await startTracing(
-    { exporter: opts.traceExporter, env: opts.otelEnv ?? process.env, version: VERSION },
+  const monitoring = await startMonitoring(
+    {
+      metrics: METRICS_TOKEN !== undefined || METRICS_PORT !== undefined,
+      timing: config.env.TOLLGATE_TIMING === '1',
+      version: VERSION,
+      gauges: { inflight: () => inflight.size, pendingHolds: () => money.pendingHolds() },
+      otelEnv: opts.otelEnv ?? process.env,
+      traceExporter: opts.traceExporter,
+    },
     log,
   );
-  const telemetry: Telemetry | undefined =
-    prom || otel ? { metrics: prom?.metrics ?? NOOP_METRICS, tracing: otel?.tracing } : undefined;
+  const { telemetry, prom } = monitoring;
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
     client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
 
@@ -156,11 +156,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     const orphans = await money.voidOrphans('orphaned_by_restart');
     if (orphans > 0) log.warn({ orphans }, 'voided holds left pending by a previous process');
   }
-  const x402Payments = config.x402 && createX402Payments(config.x402, state, clock);
   const x402 =
-    x402Payments && telemetry
-      ? { ...x402Payments, facilitator: instrumentFacilitator(x402Payments.facilitator, telemetry) }
-      : x402Payments;
+    config.x402 &&
+    (await import('./run/x402/index.js')).createX402Payments(config.x402, state, clock, telemetry);
   if (x402 && !opts.skipRecovery) {
     // x402 payments mid-call in a dead process (this replica's previous run, or a replica whose lease expired):
     // unused ones are released; a settlement in progress is unknown.
@@ -168,14 +166,15 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     if (r.released + r.unknown > 0) log.warn(r, 'x402: recovered payments left by a previous process');
   }
 
-  const web = createWebFetcher({ allow: config.fetchAllow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES });
+  const { upstreamConnections: connections, fetchAllow: allow } = config;
+  const web = createWebFetcher({ allow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES, connections });
   // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
   const webStack = createWebStack(config, { fetcher: web, clock, log, state });
-  // propstats / propdata: a client only for a keyed vendor (else their actions answer not_configured). One
-  // pooled dispatcher serves both: undici keeps a connection pool per origin.
-  const propertyDispatcher = createDispatcher();
+  // propstats / propdata, mediastage / videoasm: a client only for a keyed vendor (else their actions answer
+  // not_configured). One pooled dispatcher serves them all: undici keeps a connection pool per origin.
+  const vendorDispatcher = createDispatcher({ connections });
   const { RENTCAST, REALESTATEAPI } = config.vendors;
-  const propertyClient = { dispatcher: propertyDispatcher, timeoutMs: config.upstreamTimeoutMs };
+  const propertyClient = { dispatcher: vendorDispatcher, timeoutMs: config.upstreamTimeoutMs };
   const rentcast = RENTCAST.apiKey
     ? createRentCastClient({ ...propertyClient, baseUrl: RENTCAST.baseUrl, apiKey: RENTCAST.apiKey })
     : undefined;
@@ -200,9 +199,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
   const { library: files, gatewayLinks } = fileStorage;
   const download = createDownloader({ allow: config.fetchAllow });
-  const mediaDispatcher = createDispatcher();
   const { FAL, CUEFRAME } = config.vendors;
-  const mediaClient = { dispatcher: mediaDispatcher, timeoutMs: config.upstreamTimeoutMs, log };
+  const mediaClient = { dispatcher: vendorDispatcher, timeoutMs: config.upstreamTimeoutMs, log };
   const fal = FAL.apiKey
     ? createFalClient({ ...mediaClient, baseUrl: FAL.baseUrl, apiKey: FAL.apiKey })
     : undefined;
@@ -273,9 +271,11 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
     // (docs/spec.md §5; docs/decisions.md "Card payments and the credit line").
   });
+  const billingModule = payments && (await import('./billing/index.js'));
   const billing =
     payments &&
-    (await createBilling({
+    billingModule &&
+    (await billingModule.createBilling({
       config: config.billing,
       stripe: payments,
       state,
@@ -314,19 +314,20 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
   accountSignIn = account.otherSignIn;
 
-  // The model router: its door is always mounted (503 not_configured without a key); with a key it also backs
-  // the internal LlmService that actions use (the gateway's own cost, never billed per token).
+  // The model router: its door is always mounted (503 not_configured without a key); with a key (then loaded) it
+  // also backs the internal LlmService that actions use (the gateway's own cost, never billed per token).
   const llmCfg = config.llm;
-  const llm = llmCfg.apiKey
-    ? createModelRouter(
-        { ...llmCfg, apiKey: llmCfg.apiKey },
-        {
-          clock,
-          log: log.child({ door: 'llm' }),
-          wrapUpstream: telemetry && ((u) => instrumentClient('llm', u, telemetry)),
-        },
-      )
-    : undefined;
+  const llm =
+    llmCfg.apiKey === undefined
+      ? undefined
+      : (await import('./llm/index.js')).createModelRouter(
+          { ...llmCfg, apiKey: llmCfg.apiKey },
+          {
+            clock,
+            log: log.child({ door: 'llm' }),
+            wrapUpstream: telemetry && ((u) => instrumentClient('llm', u, telemetry)),
+          },
+        );
   if (llm) {
     services.llm = llm.service;
     llm.start();
@@ -337,6 +338,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     maxBodyBytes: llmCfg.maxBodyBytes,
     llm: llm && {
       router: llm.router,
+      run: llm.run,
       metered: {
         money,
         clock,
@@ -476,12 +478,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await ledger.close();
       // Outbound clients and storage, independent of each other.
       await Promise.all([
-        ...[webStack, web, propertyDispatcher, mediaDispatcher, download, fileStorage].map((c) => c.close()),
+        ...[webStack, web, vendorDispatcher, download, fileStorage].map((c) => c.close()),
         llm?.close(),
         run.rails?.close(),
         x402?.facilitator.close(),
       ]);
-      await otel?.shutdown();
+      await monitoring.close();
       await opened.close();
       log.flush();
     },

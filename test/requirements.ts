@@ -568,6 +568,14 @@ export const REQUIREMENTS = {
   'ops:tracing-off': 'Without OTEL_* variables no tracing SDK is loaded and no span is created.',
   'ops:soak-disconnects':
     'A client that disconnects at any moment never ends the gateway process (no unhandled rejection); its hold is voided.',
+  'ops:lazy-modules':
+    'Optional modules load only when configured or first used: MCP SDK (first /mcp request), x402/viem, oidc-provider and openid-client (first OAuth use), S3, Stripe, OpenTelemetry, prom-client, playwright-core (first render).',
+  'bench:summary-from-sections':
+    "docs/benchmarks.md's summary is built by npm run bench from the target rows each section stores; a section not re-run keeps its own.",
+  'ops:request-log':
+    'Every request is logged as one JSON line (id, method, path, status, ms) at info, at a measured cost per call.',
+  'ops:upstream-pool':
+    'The web fetcher keeps TOLLGATE_FETCH_CONNECTIONS_PER_HOST connections per upstream host, enough for the calls in flight: calls wait on the upstream, not in the gateway.',
 } as const;
 
 export type Requirement = keyof typeof REQUIREMENTS;

@@ -1,5 +1,5 @@
 import type { AdapterPayload } from 'oidc-provider';
-import * as oidc from 'openid-client';
+import type * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import type { OidcUpstreamConfig } from '../../src/config/index.js';
 import type { LedgerRecords } from '../../src/ledger/types.js';
@@ -18,6 +18,8 @@ export const FEDERATED_CALLBACK_PATH = '/oauth/federated/callback';
  * one callback registered at the upstream serves both; interaction uids never contain a colon.
  */
 export const OTHER_FLOW_PREFIX = 'other:';
+
+type Oidc = typeof oidc;
 
 const STATE_MODEL = 'FederatedLogin';
 const STATE_TTL_SECONDS = 600;
@@ -50,7 +52,7 @@ export interface FederatedDeps {
 }
 
 export class FederatedLogin {
-  private config: Promise<oidc.Configuration> | undefined;
+  private config: Promise<{ oidc: Oidc; config: oidc.Configuration }> | undefined;
   private readonly creating = new Map<string, Promise<{ accountId: string; created: boolean }>>();
 
   constructor(private readonly deps: FederatedDeps) {}
@@ -61,7 +63,7 @@ export class FederatedLogin {
 
   /** Starts an upstream sign-in for interaction `uid`; returns where to send the browser and the state. */
   async start(uid: string, redirectUri: string): Promise<{ url: string; state: string }> {
-    const config = await this.configuration();
+    const { oidc, config } = await this.configuration();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
@@ -91,7 +93,7 @@ export class FederatedLogin {
     await this.deps.store.destroy(STATE_MODEL, state);
     let claims: oidc.IDToken | undefined;
     try {
-      const config = await this.configuration();
+      const { oidc, config } = await this.configuration();
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: pending.codeVerifier,
         expectedState: state,
@@ -141,15 +143,21 @@ export class FederatedLogin {
     return { accountId: account.id, created: true };
   }
 
-  /** Upstream discovery, once; a failure is not cached, so a provider that was down is retried next time. */
-  private configuration(): Promise<oidc.Configuration> {
+  /**
+   * Upstream discovery, once; a failure is not cached, so a provider that was down is retried next time. The
+   * client library is loaded here, on the first upstream sign-in, not at start.
+   */
+  private configuration(): Promise<{ oidc: Oidc; config: oidc.Configuration }> {
     if (!this.config) {
       const { issuer, clientId, clientSecret } = this.deps.upstream;
       const url = new URL(issuer);
-      // Config validation allows plain http only for a loopback issuer.
-      const execute = url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
-      this.config = oidc
-        .discovery(url, clientId, clientSecret, clientSecret ? undefined : oidc.None(), { execute })
+      this.config = import('openid-client')
+        .then(async (oidc) => {
+          // Config validation allows plain http only for a loopback issuer.
+          const execute = url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
+          const auth = clientSecret ? undefined : oidc.None();
+          return { oidc, config: await oidc.discovery(url, clientId, clientSecret, auth, { execute }) };
+        })
         .catch((e: unknown) => {
           this.config = undefined;
           throw e;

@@ -1,4 +1,3 @@
-import { localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
@@ -13,7 +12,7 @@ import { federatedCallback, startFederated } from './federated-routes.js';
 import { AttemptLimiter, Csrf, clientIp } from './guard.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSecrets, type OAuthSecrets } from './keys.js';
-import { AS_ROUTES, buildProvider, INTERACTION_PATH } from './provider.js';
+import { AS_ROUTES, buildProvider, INTERACTION_PATH, type OidcLibrary } from './provider.js';
 import { type OAuthStore, openOAuthStore } from './store.js';
 import { createOAuthTokenVerifier } from './verifier.js';
 
@@ -78,16 +77,22 @@ function isProviderPath(path: string): boolean {
 }
 
 export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<AuthorizationServer> {
-  const lib = await import('oidc-provider');
   const store = openOAuthStore(deps.state);
-  // Loaded (generated, the first time ever: an RSA key takes ~0.2 s) on the first OAuth request, not at start.
-  // Reading them is async (the store may be PostgreSQL), so every entry point awaits `ready()` first and the
-  // synchronous paths inside (the library's configuration, the CSRF key) read them with `secrets()`.
+  // The library (oidc-provider, ~25 MB of memory) and the secrets (generated, the first time ever: an RSA key
+  // takes ~0.2 s) are loaded on the first OAuth request or OAuth token, not at start: a gateway whose callers use
+  // API keys never loads them. Reading the secrets is async (the store may be PostgreSQL), so every entry point
+  // awaits `ready()` first and the synchronous paths inside (the library's configuration, the CSRF key) read
+  // them with `secrets()`.
   let loaded: OAuthSecrets | undefined;
+  let lib: OidcLibrary | undefined;
   let loading: Promise<OAuthSecrets> | undefined;
   const ready = (): Promise<OAuthSecrets> => {
-    loading ??= loadSecrets(store, deps.config.cookieSecret).then(
-      (s) => (loaded = s),
+    loading ??= Promise.all([loadSecrets(store, deps.config.cookieSecret), import('oidc-provider')]).then(
+      ([s, l]) => {
+        lib = l;
+        loaded = s;
+        return s;
+      },
       (err: unknown) => {
         loading = undefined; // a database that was down is retried by the next request
         throw err;
@@ -98,6 +103,10 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const secrets = (): OAuthSecrets => {
     if (!loaded) throw new Error('OAuth secrets used before they were loaded');
     return loaded;
+  };
+  const library = (): OidcLibrary => {
+    if (!lib) throw new Error('the OAuth library used before it was loaded');
+    return lib;
   };
   const log = deps.log;
   const issuer = () => deps.publicUrl();
@@ -111,7 +120,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const current = () => {
     const key = `${issuer()}\u0000${deps.resource()}`;
     if (built?.key !== key) {
-      const provider = buildProvider(lib, {
+      const provider = buildProvider(library(), {
         issuer: issuer(),
         resource: deps.resource(),
         basePath: basePath(),
@@ -170,10 +179,10 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
    */
   const corsOrigins = () => {
     const own = new URL(issuer()).hostname;
-    return [...localhostAllowedOrigins(), own, ...deps.allowedOrigins.map(hostnameOf)];
+    return [...LOOPBACK_HOSTNAMES, own, ...deps.allowedOrigins.map(hostnameOf)];
   };
   function registrationCors(req: Request, res: Response): boolean {
-    if (!req.headers.origin || !validateOriginHeader(req.headers.origin, corsOrigins()).ok) return false;
+    if (!req.headers.origin || !originAllowed(req.headers.origin, corsOrigins())) return false;
     res.setHeader('Access-Control-Allow-Origin', req.headers.origin);
     res.setHeader('Vary', 'Origin');
     if (req.method !== 'OPTIONS') return false;
@@ -242,6 +251,25 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       clearInterval(purge);
     },
   };
+}
+
+/** Loopback names, as the MCP SDK's `localhostAllowedOrigins()` lists them. */
+const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * The MCP SDK's Origin check (`validateOriginHeader`), here so that OAuth does not load the SDK: the origin's
+ * hostname must be listed (port-agnostic), or, for a non-web scheme (a browser extension), `<scheme>//*`.
+ */
+export function originAllowed(origin: string, hostnames: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.hostname === '') return false;
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  return (!web && hostnames.includes(`${url.protocol}//*`)) || hostnames.includes(url.hostname);
 }
 
 /** An origin URL or a bare host → its hostname (the SDK's Origin validation compares hostnames). */

@@ -59,6 +59,13 @@ export const envSchema = z.object({
   TOLLGATE_METRICS_PORT: int(0, 65535).optional(),
   TOLLGATE_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   TOLLGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * 1: time the stages of each call (sent one at a time) and print the table at shutdown, on stderr
+   * (docs/benchmarks.md "Where the time of a paid call goes"). A measuring tool: it replaces OTEL tracing.
+   */
+  TOLLGATE_TIMING: z.enum(['0', '1']).default('0'),
+  /** How far V8 lets the heap grow past its live set before collecting, percent (0: V8's own rule, up to 4×). */
+  TOLLGATE_HEAP_GROWTH_PERCENT: int(0, 1000).default(50),
   /** Maximum JSON request body, bytes. */
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   /** How long a hold may stay pending before the sweeper voids it, seconds. Longer than any action timeout. */
@@ -69,6 +76,11 @@ export const envSchema = z.object({
   TOLLGATE_KEY_CACHE_SECONDS: int(0, 300).default(5),
   /** Upper bound for one upstream call, seconds (actions may set a shorter one). */
   TOLLGATE_UPSTREAM_TIMEOUT_SECONDS: int(1, 600).default(60),
+  /**
+   * Connections each upstream pool may open to one host (the web engine's fetcher, vendor clients, the model
+   * router's upstream): sized for the calls in flight, so a slow upstream sets their pace, not a queue in here.
+   */
+  TOLLGATE_UPSTREAM_CONNECTIONS: int(1, 65_536).default(1024),
   /** Graceful shutdown: how long in-flight calls may take to finish before their holds are voided. */
   TOLLGATE_SHUTDOWN_GRACE_SECONDS: int(0, 600).default(30),
   /** Calls per second each account may make on average (0 disables the limit), and the burst allowed. */
@@ -235,6 +247,8 @@ export interface Config {
   sweepIntervalMs: number;
   idempotencyTtlMs: number;
   upstreamTimeoutMs: number;
+  /** Connections per upstream host of each pool (TOLLGATE_UPSTREAM_CONNECTIONS). */
+  upstreamConnections: number;
   shutdownGraceMs: number;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
@@ -362,6 +376,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: env.TOLLGATE_SWEEP_INTERVAL_SECONDS * 1000,
     idempotencyTtlMs: env.TOLLGATE_IDEMPOTENCY_TTL_HOURS * 3_600_000,
     upstreamTimeoutMs: env.TOLLGATE_UPSTREAM_TIMEOUT_SECONDS * 1000,
+    upstreamConnections: env.TOLLGATE_UPSTREAM_CONNECTIONS,
     shutdownGraceMs: env.TOLLGATE_SHUTDOWN_GRACE_SECONDS * 1000,
     rateLimitPerSecond: env.TOLLGATE_RATE_LIMIT_PER_SECOND,
     rateLimitBurst: env.TOLLGATE_RATE_LIMIT_BURST,

@@ -20,6 +20,8 @@ export interface LlmConfig {
   firstByteTimeoutMs: number;
   timeoutMs: number;
   maxBodyBytes: number;
+  /** Connections to the upstream (TOLLGATE_UPSTREAM_CONNECTIONS): one per stream in flight. */
+  connections: number;
 }
 
 /**
@@ -110,5 +112,6 @@ export function llmConfig(env: Env, upstream: VendorConfig): LlmConfig {
     firstByteTimeoutMs: env.TOLLGATE_LLM_FIRST_BYTE_TIMEOUT_MS,
     timeoutMs: env.TOLLGATE_LLM_TIMEOUT_SECONDS * 1000,
     maxBodyBytes: env.TOLLGATE_LLM_MAX_BODY_BYTES,
+    connections: env.TOLLGATE_UPSTREAM_CONNECTIONS,
   };
 }

@@ -28,6 +28,7 @@ type VendorKey = 'FIRECRAWL' | 'FASTCRW' | 'SCRAPINGANT';
 /** What the web stack reads of the gateway's Config (which satisfies it structurally). */
 export interface WebStackConfig {
   upstreamTimeoutMs: number;
+  upstreamConnections?: number;
   vendors: Record<VendorKey, { apiKey: string | undefined; baseUrl: string }>;
   env: {
     TOLLGATE_SCRAPERA_ENGINE: EngineMode;
@@ -79,7 +80,7 @@ export function createWebStack(
   const env = config.env;
   const { useVendor, builtinGroups, routes } = webRoutes(config);
 
-  const dispatcher = createDispatcher();
+  const dispatcher = createDispatcher({ connections: config.upstreamConnections });
   const opts = (v: VendorKey) => ({
     baseUrl: config.vendors[v].baseUrl,
     apiKey: config.vendors[v].apiKey as string,

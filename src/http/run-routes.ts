@@ -8,6 +8,7 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import { unknownName } from '../lib/did-you-mean.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { stages } from '../lib/stage-timing.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { mppCredentialOf } from '../run/rails.js';
@@ -84,6 +85,11 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
   });
 
   async function call(req: IncomingMessage, res: ServerResponse, actionId: string): Promise<void> {
+    const timer = stages();
+    if (timer) {
+      timer.start();
+      res.once('finish', () => timer.finish('response write'));
+    }
     const requestId = trackRequest(deps.log, req, res, req.url ?? '');
     let principal: Principal;
     let input: unknown;
@@ -94,7 +100,9 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     const credential = paid ?? mppCredentialOf(typeof pa === 'string' ? pa : undefined);
     try {
       principal = paid ? ANONYMOUS : await deps.auth.fromAuthorization(authorization);
+      timer?.mark('HTTP in, auth');
       input = await readJsonBody(req, bodyOpts);
+      timer?.mark('body');
     } catch (e) {
       return sendError(res, toGatewayError(e));
     }
@@ -118,6 +126,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
         requestId,
       },
     });
+    timer?.mark('receipt, back to the door');
     if (res.destroyed) return;
     // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
     // settlement receipt in PAYMENT-RESPONSE.

@@ -34,31 +34,47 @@ export function readJsonBody(req: IncomingMessage, opts: JsonBodyOptions): Promi
     const parts: Buffer[] = [];
     let size = 0;
     let done = false;
+    // Detached once the body is read: a call in flight keeps its request for seconds, and these would keep
+    // their closures (and the body's chunks) alive with it.
+    const finish = () => {
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onBroken);
+      req.off('aborted', onBroken);
+      // A request refused mid-body is still drained, and may yet break: its error must not go unheard.
+      req.on('error', ignore);
+    };
     const fail = (e: GatewayError) => {
       if (done) return;
-      done = true;
+      finish();
       req.resume();
       reject(e);
     };
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
       if (size > opts.maxBytes) fail(tooLarge(opts.maxBytes));
       else parts.push(chunk);
-    });
-    req.on('end', () => {
+    };
+    const onEnd = () => {
       if (done) return;
-      done = true;
+      finish();
       try {
         resolve(parse(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size), opts));
       } catch (e) {
         reject(e);
       }
-    });
-    req.on('error', () => fail(new GatewayError('invalid_json', 'The request body was incomplete.')));
-    req.on('aborted', () => fail(new GatewayError('invalid_json', 'The request body was incomplete.')));
+    };
+    const onBroken = () => fail(new GatewayError('invalid_json', 'The request body was incomplete.'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onBroken);
+    req.on('aborted', onBroken);
   });
 }
+
+function ignore(): void {}
 
 function headerRefusal(req: IncomingMessage, maxBytes: number): GatewayError | undefined {
   const type = req.headers['content-type'] ?? '';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { logRequest } from '../log.js';
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -15,16 +16,13 @@ export function trackRequest(log: Logger, req: IncomingMessage, res: ServerRespo
   res.setHeader('x-request-id', id);
   const start = performance.now();
   res.on('finish', () => {
-    log.info(
-      {
-        req_id: id,
-        method: req.method,
-        path,
-        status: res.statusCode,
-        ms: Math.round((performance.now() - start) * 10) / 10,
-      },
-      'request',
-    );
+    logRequest(log, {
+      req_id: id,
+      method: req.method ?? '',
+      path,
+      status: res.statusCode,
+      ms: Math.round((performance.now() - start) * 10) / 10,
+    });
   });
   return id;
 }

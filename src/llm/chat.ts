@@ -2,16 +2,11 @@ import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import { fingerprint } from '../lib/hash.js';
 import { formatUsd } from '../lib/money.js';
+import { stages } from '../lib/stage-timing.js';
 import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
 import { observeCall } from '../run/observe.js';
-import {
-  type MeteredAnswer,
-  type MeteredPayment,
-  MeteredRefusal,
-  type MeteredX402,
-  startMetered,
-} from '../run/x402/metered.js';
+import type { MeteredAnswer, MeteredPayment, MeteredX402 } from '../run/x402/metered.js';
 import { worstCaseMicros } from './cost.js';
 import { type ChatRequest, normalizeChatRequest } from './request.js';
 import {
@@ -46,6 +41,12 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 
 export { LLM_ACTION };
 
+/**
+ * x402 `upto` (src/run/x402/metered.ts, with viem and the x402 libraries), loaded on the first accountless call:
+ * a gateway whose callers all have accounts never loads it.
+ */
+let metered: typeof import('../run/x402/metered.js') | undefined;
+
 /** What the door hands over: the caller's signal, the response sink, and an x402 payment if one came. */
 export interface ChatIo {
   signal: AbortSignal;
@@ -55,6 +56,8 @@ export interface ChatIo {
   /** The caller's W3C trace context (the request headers); read only when tracing. */
   trace?: TraceCarrier | undefined;
 }
+
+export type ChatRunner = typeof runChatCompletion;
 
 export function runChatCompletion(
   deps: MeteredDeps,
@@ -84,7 +87,7 @@ async function guarded(
   try {
     return await deps.inflight.track(run(deps, principal, rawBody, io));
   } catch (e) {
-    if (e instanceof MeteredRefusal) return { ok: false, streamed: false, ...e.answer };
+    if (metered && e instanceof metered.MeteredRefusal) return { ok: false, streamed: false, ...e.answer };
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.log.error({ err: e }, 'chat completion failed');
     return { ok: false, streamed: false, error };
@@ -103,14 +106,18 @@ async function run(
       'The model router needs your API key: configure your OpenAI client with api_key "tg_sk_…" (sent as "Authorization: Bearer tg_sk_…").',
     );
   }
+  const timer = stages();
   const req = normalizeChatRequest(rawBody);
+  timer?.mark('validate (zod)');
   const route = await deps.router.resolve(req.model, io.signal);
   const worst = worstCase(deps, req, route);
+  timer?.mark('route, worst case');
   let payer: AccountPrincipal;
   let payment: MeteredPayment | undefined;
   if (principal.kind === 'anonymous') {
     // Accountless: x402 `upto` authorizes this worst case, and the actual cost is settled after the call.
-    const start = await startMetered(deps, deps.x402 as MeteredX402, {
+    metered ??= await import('../run/x402/metered.js');
+    const start = await metered.startMetered(deps, deps.x402 as MeteredX402, {
       payment: io.payment,
       maxMicros: worst,
       timeoutMs: deps.limits.timeoutMs,
@@ -167,6 +174,7 @@ async function attempts(
           firstByteTimeoutMs: deps.limits.firstByteTimeoutMs,
         });
         if (r.ok) {
+          stages()?.mark('upstream to its first data event');
           io.sink.open({ 'x-tollgate-transaction-id': call.hold.callId });
           const end = await pipeStream(r, io.sink, {
             clientWantsUsage: req.clientWantsUsage,

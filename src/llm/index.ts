@@ -2,13 +2,13 @@ import type { Logger } from 'pino';
 import type { LlmConfig, LlmPricePair } from '../config/index.js';
 import type { Clock } from '../lib/clock.js';
 import { parseUsdToMicros } from '../lib/money.js';
+import { runChatCompletion } from './chat.js';
 import { PriceCatalog, type PriceOverride } from './pricing.js';
 import { LlmRouter, TIER_IDS, type TiersConfig } from './router.js';
 import { createLlmService } from './service.js';
 import { LlmUpstream } from './upstream.js';
 
 export type { LlmRouter } from './router.js';
-export { LLM_BASE, llmRoutes } from './routes.js';
 
 /** Configured USD per million tokens → integer micro-USD per million tokens (exact: at most 6 decimals). */
 function perM(p: LlmPricePair): PriceOverride {
@@ -28,7 +28,12 @@ export function createModelRouter(
     wrapUpstream?: (upstream: LlmUpstream) => LlmUpstream;
   },
 ) {
-  const client = new LlmUpstream({ baseUrl: config.baseUrl, apiKey: config.apiKey, log: o.log });
+  const client = new LlmUpstream({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    log: o.log,
+    connections: config.connections,
+  });
   const upstream = o.wrapUpstream ? o.wrapUpstream(client) : client;
   const catalog = new PriceCatalog({
     listModels: (signal) => upstream.listModels(signal),
@@ -45,6 +50,8 @@ export function createModelRouter(
     router,
     service: createLlmService(router, { timeoutMs: config.timeoutMs }),
     dailyCapMicros: parseUsdToMicros(config.dailyCapUsd),
+    /** The metered path (./chat.ts), for the door: loaded with the router, only when one is configured. */
+    run: runChatCompletion,
     /** Loads the price list in the background (requests wait for it) and refreshes it on an interval. */
     start(): void {
       catalog.refresh().catch(() => undefined);

@@ -7,8 +7,9 @@ import { GatewayError, notConfigured, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
+import { stages } from '../lib/stage-timing.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import { type MeteredDeps, runChatCompletion } from './chat.js';
+import type { ChatRunner, MeteredDeps } from './chat.js';
 import { sendOpenAiError, sseErrorEvent, writeJson } from './openai-errors.js';
 import type { LlmRouter } from './router.js';
 import type { ChatStreamSink } from './types.js';
@@ -22,8 +23,11 @@ export const LLM_BASE = '/api/llm/v1';
 export interface LlmRoutesDeps {
   auth: Authenticator;
   log: Logger;
-  /** Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. */
-  llm: { metered: MeteredDeps; router: LlmRouter } | undefined;
+  /**
+   * Absent without TOLLGATE_LLM_API_KEY: every route then answers 503 not_configured. `run` is ./chat.ts's
+   * runChatCompletion, handed in by the composition root, which loads it (and the router) only when configured.
+   */
+  llm: { metered: MeteredDeps; router: LlmRouter; run: ChatRunner } | undefined;
   maxBodyBytes: number;
 }
 
@@ -67,14 +71,21 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
   });
 
   async function chat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const timer = stages();
+    if (timer) {
+      timer.start();
+      res.once('finish', () => timer.finish('the stream, the capture'));
+    }
     trackRequest(deps.log, req, res, CHAT_PATH);
     let principal: Principal;
     let body: unknown;
     try {
       principal = await deps.auth.fromAuthorization(req.headers.authorization);
+      timer?.mark('HTTP in, auth');
       // After authentication: a bad key is a 401 whether or not the router is configured.
       if (!llm) throw unconfigured;
       body = await readJsonBody(req, bodyOpts);
+      timer?.mark('body');
     } catch (e) {
       req.resume();
       return sendOpenAiError(res, toGatewayError(e));
@@ -84,7 +95,7 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const outcome = await runChatCompletion(llm.metered, principal, body, {
+    const outcome = await llm.run(llm.metered, principal, body, {
       signal: gone.signal,
       sink: sseSink(res, gone.signal),
       payment: req.headers['payment-signature'],
@@ -162,6 +173,7 @@ async function listingReady(router: LlmRouter, res: Response): Promise<boolean> 
 /** The streaming response: SSE events written as they arrive, with backpressure from the client's socket. */
 function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
   const ready = Promise.resolve();
+  let wrote = false;
   // Each event is written as it comes; node:http already corks the socket until the end of the tick, so events
   // that arrived in one upstream read leave in one syscall without waiting for anything else.
   return {
@@ -177,6 +189,10 @@ function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
     },
     write(text) {
       if (res.destroyed) return ready;
+      if (!wrote) {
+        wrote = true;
+        stages()?.mark('first byte written');
+      }
       if (res.write(text)) return ready;
       return new Promise<void>((resolve) => {
         const done = () => {

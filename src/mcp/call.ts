@@ -161,6 +161,13 @@ function paidResultX402(r: CallResult): CallToolResult {
   return res;
 }
 
+/**
+ * Marks a result whose one text content is exactly `JSON.stringify(structuredContent)`: the fast path then
+ * writes that text twice (as the structured content, and escaped as the text) instead of serialising the data
+ * again (./fast-call.ts). A symbol key: JSON and the SDK never see it.
+ */
+export const TEXT_IS_STRUCTURED: unique symbol = Symbol('tollgate.textIsStructured');
+
 /** Success: the action's data plus `charged_cents` and `transaction_id`, as structured content and as text. */
 export function toResult(outcome: Outcome): CallToolResult {
   if (!outcome.ok) return mcpErrorResult(outcome.error);
@@ -170,9 +177,10 @@ export function toResult(outcome: Outcome): CallToolResult {
   };
   if (outcome.transactionId !== undefined) structured.transaction_id = outcome.transactionId;
   if (outcome.warnings) structured.warnings = outcome.warnings;
-  const res: CallToolResult = {
+  const res: CallToolResult & { [TEXT_IS_STRUCTURED]?: true } = {
     content: [{ type: 'text', text: JSON.stringify(structured) }],
     structuredContent: structured,
+    [TEXT_IS_STRUCTURED]: true,
   };
   // The signed receipt of a paid call (src/run/receipts.ts).
   if (outcome.receipt) res._meta = { [RECEIPT_META_KEY]: outcome.receipt };

@@ -12,7 +12,8 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Principal } from '../../auth/principal.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
-import { type CallDeps, runToolCall } from './call.js';
+import { stages } from '../lib/stage-timing.js';
+import { type CallDeps, runToolCall, TEXT_IS_STRUCTURED } from './call.js';
 import { MCP_PATH } from './paths.js';
 import { actionForTool } from './tools.js';
 
@@ -79,6 +80,7 @@ export interface FastToolsCall {
 /** The hot route: returns false (nothing read) for requests that plainly are not a fast tools/call. */
 export function fastToolsCall(deps: FastCallDeps): FastToolsCall {
   let served = 0;
+  const hostAllowed = hostCheck(deps.hosts);
   const route = (req: IncomingMessage, res: ServerResponse, slow: (body: unknown) => void): boolean => {
     if (req.method !== 'POST' || req.url !== MCP_PATH) return false;
     const version = req.headers['mcp-protocol-version'];
@@ -89,7 +91,7 @@ export function fastToolsCall(deps: FastCallDeps): FastToolsCall {
       return false;
     }
     if (req.headers.origin !== undefined || !JSON_TYPE.test(req.headers['content-type'] ?? '')) return false;
-    if (!validateHostHeader(req.headers.host, [...deps.hosts()]).ok) return false;
+    if (!hostAllowed(req.headers.host)) return false;
     serve(deps, req, res, modern, slow, () => served++).catch((err: unknown) => {
       deps.log.error({ err }, 'mcp fast path failed');
       if (!res.headersSent)
@@ -108,6 +110,8 @@ async function serve(
   slow: (body: unknown) => void,
   count: () => void,
 ): Promise<void> {
+  const timer = stages();
+  timer?.start();
   let body: unknown;
   try {
     body = await readJsonBody(req, deps.body);
@@ -115,9 +119,17 @@ async function serve(
     deps.track(req, res);
     return deps.bodyError(res, e);
   }
+  timer?.mark('HTTP in, body');
   const call = plainToolsCall(body, modern, req);
   const principal = call && (await principalOf(deps, req.headers.authorization));
-  if (!call || !principal) return slow(body);
+  if (!call || !principal) {
+    timer?.abandon();
+    return slow(body);
+  }
+  if (timer) {
+    timer.mark('auth, JSON-RPC envelope');
+    res.once('finish', () => timer.finish('response write'));
+  }
 
   deps.track(req, res);
   count();
@@ -137,27 +149,57 @@ async function serve(
     if (!(e instanceof ProtocolError)) deps.log.error({ err: toGatewayError(e) }, 'mcp tools/call failed');
     return send(res, modern, { jsonrpc: '2.0', error, id: call.id });
   }
+  timer?.mark('receipt, back to the door');
   if (res.destroyed) return;
-  if (!modern) return send(res, modern, { result, jsonrpc: '2.0', id: call.id });
   // What the SDK's 2026-07-28 encoder adds to every result: the result type and the server's identity.
   const meta = result._meta;
-  const out = {
-    ...result,
-    resultType: 'complete',
-    _meta: meta?.[SERVER_INFO_META_KEY] ? meta : { ...meta, [SERVER_INFO_META_KEY]: deps.serverInfo },
-  };
-  send(res, modern, { result: out, jsonrpc: '2.0', id: call.id });
+  const out = modern
+    ? {
+        ...result,
+        resultType: 'complete',
+        _meta: meta?.[SERVER_INFO_META_KEY] ? meta : { ...meta, [SERVER_INFO_META_KEY]: deps.serverInfo },
+      }
+    : result;
+  sendText(res, modern, resultMessage(out, call.id, (result as Marked)[TEXT_IS_STRUCTURED] === true));
+}
+
+type Marked = CallToolResult & { [TEXT_IS_STRUCTURED]?: true };
+
+/**
+ * The JSON-RPC message of a result, as JSON.stringify({ result, jsonrpc, id }) would write it. When the one text
+ * content is the structured content's JSON (./call.ts toResult), that JSON is written as it is for
+ * `structuredContent` and escaped for `text`: the data is serialised once, not twice.
+ */
+export function resultMessage(
+  result: CallToolResult,
+  id: string | number,
+  textIsStructured: boolean,
+): string {
+  const { content, structuredContent, ...rest } = result;
+  const text = content.length === 1 && content[0]?.type === 'text' ? content[0].text : undefined;
+  if (!textIsStructured || text === undefined || structuredContent === undefined) {
+    return JSON.stringify({ result, jsonrpc: '2.0', id });
+  }
+  const tail = JSON.stringify(rest);
+  return (
+    `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}` +
+    `${tail === '{}' ? '' : `,${tail.slice(1, -1)}`}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`
+  );
 }
 
 /** One JSON-RPC message: plain JSON (2026-07-28), or one SSE message as the SDK's stateless 2025 serving frames it. */
 function send(res: ServerResponse, modern: boolean, message: unknown): void {
+  sendText(res, modern, JSON.stringify(message));
+}
+
+function sendText(res: ServerResponse, modern: boolean, json: string): void {
   if (modern) {
-    const text = JSON.stringify(message);
+    const text = json;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
     return;
   }
-  const text = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  const text = `event: message\ndata: ${json}\n\n`;
   res.writeHead(200, {
     'cache-control': 'no-cache, no-transform',
     'content-type': 'text/event-stream',
@@ -210,6 +252,30 @@ async function principalOf(
     return undefined;
   }
   return principal;
+}
+
+/**
+ * The SDK's Host validation, remembered per Host value (it parses a URL each time): an agent sends the same
+ * Host on every call. Forgotten when the allowed list changes, and bounded (Host is the caller's to choose).
+ */
+function hostCheck(hosts: () => readonly string[]): (host: string | undefined) => boolean {
+  let list: readonly string[] | undefined;
+  const known = new Map<string, boolean>();
+  return (host) => {
+    const current = hosts();
+    if (current !== list) {
+      list = current;
+      known.clear();
+    }
+    if (host === undefined) return false;
+    let ok = known.get(host);
+    if (ok === undefined) {
+      ok = validateHostHeader(host, [...current]).ok;
+      if (known.size >= 256) known.clear();
+      known.set(host, ok);
+    }
+    return ok;
+  };
 }
 
 function acceptsSse(accept: string | undefined): boolean {

@@ -12,3 +12,5 @@ export const MCP_X402_PATH = '/mcp/x402';
 export const SERVER_CARD_PATH = `${MCP_PATH}/server-card`;
 /** The card's earlier, domain-level location in the SEP, still what crawlers probe. */
 export const WELL_KNOWN_SERVER_CARD_PATH = '/.well-known/mcp/server-card.json';
+/** RFC 9728's path-aware well-known location of /mcp's protected-resource metadata. */
+export const RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;

@@ -9,10 +9,8 @@ import { databaseUnavailable, isDatabaseUnavailable } from '../errors.js';
 // read-only disk refuses it). When it answers, the outage's end is logged once and whatever was left unresolved
 // meanwhile is resolved (onRecovered: holds whose capture or void could not be written).
 
-export interface DatabaseProbe {
-  /** Resolves when the database answers (and, for SQLite, takes a write). */
-  (): Promise<void>;
-}
+/** Resolves when the database answers (and, for SQLite, takes a write). */
+export type DatabaseProbe = () => Promise<void>;
 
 export class DatabaseHealth {
   private downSince: number | undefined;

@@ -14,7 +14,8 @@ export function createDispatcher(
   opts: { connections?: number; keepAliveTimeoutMs?: number } = {},
 ): Dispatcher {
   return new Agent({
-    connections: opts.connections ?? 64,
+    // Sized for the calls in flight (TOLLGATE_UPSTREAM_CONNECTIONS): a call queued here times out unasked.
+    connections: opts.connections ?? 1024,
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 10_000,
     connectTimeout: 10_000,
   });

@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkWithin } from '../lib/abort.js';
+import { stages } from '../lib/stage-timing.js';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
@@ -13,6 +14,7 @@ import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy 
 const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECTIONS = 1024;
 export const USER_AGENT = 'Mozilla/5.0 (compatible; tollgate/0.1; +https://github.com/tollgate)';
 
 export interface WebFetchConfig extends SsrfPolicy {
@@ -21,6 +23,11 @@ export interface WebFetchConfig extends SsrfPolicy {
   maxBytes?: number;
   /** Tests resolve names offline with this. */
   resolve?: Resolver;
+  /**
+   * Connections to one host (TOLLGATE_UPSTREAM_CONNECTIONS). A call beyond it waits in undici's queue, where its
+   * deadline runs while the upstream is not even asked: sized for the calls in flight, a slow site sets their pace.
+   */
+  connections?: number;
 }
 
 export interface PageFetchOptions extends WebFetchOptions {
@@ -81,27 +88,44 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   const policy = compilePolicy(config);
   const dispatcher: Dispatcher = new Agent({
     connect: { lookup: guardedLookup(policy, config.resolve) as never, timeout: 10_000 },
-    connections: 32,
+    connections: config.connections ?? DEFAULT_CONNECTIONS,
     keepAliveTimeout: 5_000,
   });
   const defaultMax = config.maxBytes ?? DEFAULT_MAX_BYTES;
 
-  async function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of res.body) {
-      bytes += (chunk as Buffer).length;
-      if (bytes > maxBytes) {
-        res.body.destroy();
-        throw new GatewayError(
-          'upstream_rejected',
-          `The page is larger than ${formatBytes(maxBytes)}; nothing was charged.`,
-          { details: { max_bytes: maxBytes } },
-        );
-      }
-      chunks.push(chunk as Buffer);
+  /**
+   * The whole body, refused past `maxBytes` (before reading, when the page declares its length). Read with
+   * plain stream events: an async iterator costs a promise per chunk on every scrape.
+   */
+  function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
+    const body = res.body;
+    const tooLarge = () =>
+      new GatewayError(
+        'upstream_rejected',
+        `The page is larger than ${formatBytes(maxBytes)}; nothing was charged.`,
+        {
+          details: { max_bytes: maxBytes },
+        },
+      );
+    if (Number(res.headers['content-length']) > maxBytes) {
+      body.destroy();
+      return Promise.reject(tooLarge());
     }
-    return Buffer.concat(chunks);
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      body.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          body.destroy();
+          reject(tooLarge());
+        } else chunks.push(chunk);
+      });
+      body.once('end', () =>
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, bytes)),
+      );
+      body.once('error', reject);
+    });
   }
 
   async function fetchPage(url: string, opts: PageFetchOptions): Promise<FetchedPage> {
@@ -135,6 +159,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
       };
       if (opts.cookies) headers.cookie = opts.cookies;
       let res: Dispatcher.ResponseData;
+      stages()?.mark('scope + SSRF check');
       try {
         res = await request(target.toString(), { dispatcher, method: 'GET', headers, signal });
       } catch (e) {
@@ -162,6 +187,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
         if (e instanceof GatewayError) throw e;
         throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
       }
+      stages()?.mark('upstream fetch');
       return {
         url: target.toString(),
         status: res.statusCode,
@@ -260,9 +286,22 @@ const META_CHARSET = /<meta[^>]+charset=["']?\s*([\w-]+)/i;
 export function decode(buf: Buffer, contentType: string): string {
   let label = /charset=["']?([\w-]+)/i.exec(contentType)?.[1];
   if (!label) label = META_CHARSET.exec(buf.subarray(0, 1024).toString('latin1'))?.[1];
-  try {
-    return new TextDecoder(label ?? 'utf-8').decode(buf);
-  } catch {
-    return new TextDecoder('utf-8').decode(buf);
+  return decoderFor((label ?? 'utf-8').toLowerCase()).decode(buf);
+}
+
+/** Decoders by charset label (a decoder holds no state between whole-buffer decodes); unknown labels: UTF-8. */
+const DECODERS = new Map<string, TextDecoder>();
+function decoderFor(label: string): TextDecoder {
+  let d = DECODERS.get(label);
+  if (!d) {
+    try {
+      d = new TextDecoder(label);
+    } catch {
+      d = new TextDecoder('utf-8');
+    }
+    // Labels come from the pages: a bounded cache.
+    if (DECODERS.size >= 64) DECODERS.clear();
+    DECODERS.set(label, d);
   }
+  return d;
 }

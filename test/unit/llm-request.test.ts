@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { normalizeChatRequest, promptBytes } from '../../src/llm/request.js';
+import { chatBody, normalizeChatRequest, plainlyValid, promptBytes } from '../../src/llm/request.js';
 
 // The model router's request rules (docs/spec.md §4.9), before anything is priced.
 
@@ -105,4 +105,49 @@ describe('[llm:hold-worst-case] prompt size', () => {
     const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
     expect(promptBytes({ messages, tools })).toBe(Buffer.byteLength(JSON.stringify({ messages, tools })));
   });
+});
+
+describe('[llm:openai-compatible] the quick check of a plain body', () => {
+  const base = { model: 'openai/gpt-5', messages: msgs };
+  const variants: Array<Record<string, unknown>> = [
+    base,
+    { ...base, stream: true, stream_options: { include_usage: true } },
+    { ...base, stream: null, stream_options: null, max_tokens: null, n: null, modalities: null },
+    { ...base, max_tokens: 10, max_completion_tokens: 20, n: 1, modalities: ['text'], extra: { a: 1 } },
+    { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url' }] }] },
+    { ...base, messages: [{ role: 'assistant', content: null }, { role: 'tool' }] },
+    { ...base, model: '' },
+    { ...base, model: 'x'.repeat(257) },
+    { ...base, model: 7 },
+    { ...base, messages: [] },
+    { ...base, messages: 'hi' },
+    { ...base, messages: [null] },
+    { ...base, messages: [['user']] },
+    { ...base, messages: [{ role: '' }] },
+    { ...base, messages: [{ role: 'user', content: 5 }] },
+    { ...base, messages: [{ role: 'user', content: [{ type: 3 }] }] },
+    { ...base, messages: [{ role: 'user', content: ['text'] }] },
+    { ...base, max_tokens: 0 },
+    { ...base, max_tokens: 1.5 },
+    { ...base, max_tokens: '10' },
+    { ...base, max_completion_tokens: -1 },
+    { ...base, max_tokens: 2 ** 60 },
+    { ...base, stream: 'yes' },
+    { ...base, stream_options: [] },
+    { ...base, stream_options: { include_usage: 1 } },
+    { ...base, n: 1.5 },
+    { ...base, modalities: 'text' },
+    { ...base, modalities: ['text', 2] },
+  ];
+
+  it.each(variants.map((v, i) => [i, v] as const))(
+    'body %i: never accepted where the schema refuses',
+    (_i, v) => {
+      const schema = chatBody.safeParse(v).success;
+      // A subset: what the quick check accepts the schema accepts; what it refuses, the schema decides.
+      if (plainlyValid(v)) expect(schema).toBe(true);
+      // And on these plain bodies the two agree exactly, except the schema's wider integers.
+      if (v.max_tokens !== 2 ** 60) expect(plainlyValid(v)).toBe(schema);
+    },
+  );
 });

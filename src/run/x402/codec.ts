@@ -1,4 +1,3 @@
-import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { z } from 'zod';
 
@@ -105,12 +104,20 @@ export function decodePayment(raw: unknown): DecodeResult {
   };
 }
 
+// The two header encoders are @x402/core/http's `encodePaymentRequiredHeader` / `encodePaymentResponseHeader`,
+// written out (standard base64 of the UTF-8 JSON; the receipt without `extensionResponses`) so that the doors,
+// which import them, do not load the x402 HTTP module on gateways without x402; test/unit/x402-codec.test.ts
+// checks they give the library's bytes.
+
 /** PAYMENT-REQUIRED header value: standard base64 of the JSON (the 402 body mirrors the same object). */
 export function encodeChallenge(pr: PaymentRequired): string {
-  return encodePaymentRequiredHeader(pr);
+  return Buffer.from(JSON.stringify(pr), 'utf8').toString('base64');
 }
 
-/** PAYMENT-RESPONSE header value. */
+/** PAYMENT-RESPONSE header value (buyer-facing: the facilitator's extension responses are left out). */
 export function encodeReceipt(receipt: SettleResponse): string {
-  return encodePaymentResponseHeader(receipt);
+  const { extensionResponses: _omitted, ...buyerFacing } = receipt as SettleResponse & {
+    extensionResponses?: unknown;
+  };
+  return Buffer.from(JSON.stringify(buyerFacing), 'utf8').toString('base64');
 }

@@ -1,6 +1,8 @@
 import type { StateDb } from '../../backend.js';
 import type { X402Config } from '../../config/index.js';
 import type { Clock } from '../../lib/clock.js';
+import { instrumentFacilitator } from '../../ops/instrument.js';
+import type { Telemetry } from '../../ops/telemetry.js';
 import type { Facilitator } from './facilitator.js';
 import { builtinFacilitator } from './facilitator-builtin.js';
 import { remoteFacilitator } from './facilitator-remote.js';
@@ -16,7 +18,13 @@ export interface X402Payments {
   payments: PaymentStore;
 }
 
-export function createX402Payments(config: X402Config, state: StateDb, clock: Clock): X402Payments {
+export function createX402Payments(
+  config: X402Config,
+  state: StateDb,
+  clock: Clock,
+  /** When on, the facilitator's verify and settle are measured. */
+  telemetry?: Telemetry,
+): X402Payments {
   const f = config.facilitator;
   const facilitator =
     f.kind === 'remote'
@@ -28,5 +36,9 @@ export function createX402Payments(config: X402Config, state: StateDb, clock: Cl
           signerKey: f.signerKey,
           confirmationTimeoutMs: config.facilitatorTimeoutMs,
         });
-  return { config, facilitator, payments: openPaymentStore(state, clock) };
+  return {
+    config,
+    facilitator: telemetry ? instrumentFacilitator(facilitator, telemetry) : facilitator,
+    payments: openPaymentStore(state, clock),
+  };
 }

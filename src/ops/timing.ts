@@ -1,0 +1,160 @@
+import { cpuUsage } from 'node:process';
+import type { StageTimer } from '../lib/stage-timing.js';
+import type { CallSpan, Span, Tracing } from './telemetry.js';
+
+// TOLLGATE_TIMING's recorder: where the wall time and the CPU time of a call go, stage by stage. The doors start
+// and finish each call and mark auth and body (src/lib/stage-timing.ts); the execution path's trace steps (the
+// Tracing below stands in for OpenTelemetry's) mark validation, the hold, the handler and the capture; the web
+// fetcher marks its SSRF check and the fetch. CPU is the process's (every thread: the ledger's writer thread
+// too), so a stage is charged with what the whole gateway spent while it ran — exact for calls sent one at a
+// time; a call that overlaps another is not recorded (counted as `overlapped`).
+
+/** How many of the most recent calls the table covers (the bench warms up first, then sends its calls). */
+const WINDOW = 3000;
+
+export interface StageRow {
+  stage: string;
+  /** Median wall time, ms. */
+  wallP50: number;
+  wallMean: number;
+  /** Mean CPU time of the process during the stage, µs. */
+  cpuMean: number;
+}
+
+export interface StageReport {
+  calls: number;
+  overlapped: number;
+  rows: StageRow[];
+  total: StageRow;
+}
+
+export interface StageRecorder {
+  timer: StageTimer;
+  /** The execution path's trace steps, as stage marks. */
+  tracing: Tracing;
+  report(): StageReport;
+  /** The report as a Markdown table. */
+  table(): string;
+}
+
+interface OpenCall {
+  lastWall: number;
+  lastCpu: number;
+  stages: Map<string, [number, number]>;
+}
+
+export function createStageRecorder(window = WINDOW): StageRecorder {
+  const order: string[] = [];
+  const calls: Array<Map<string, [number, number]>> = [];
+  let open: OpenCall | undefined;
+  let overlapped = 0;
+  const cpuNow = () => {
+    const u = cpuUsage();
+    return u.user + u.system;
+  };
+  const mark = (stage: string) => {
+    const call = open;
+    if (!call) return;
+    const wall = performance.now();
+    const cpu = cpuNow();
+    const seen = call.stages.get(stage);
+    const w = wall - call.lastWall;
+    const c = cpu - call.lastCpu;
+    if (seen) {
+      seen[0] += w;
+      seen[1] += c;
+    } else {
+      call.stages.set(stage, [w, c]);
+      if (!order.includes(stage)) order.push(stage);
+    }
+    call.lastWall = wall;
+    call.lastCpu = cpu;
+  };
+  const timer: StageTimer = {
+    start() {
+      if (open) {
+        overlapped++;
+        open = undefined;
+        return;
+      }
+      open = { lastWall: performance.now(), lastCpu: cpuNow(), stages: new Map() };
+    },
+    mark,
+    abandon() {
+      open = undefined;
+    },
+    finish(stage) {
+      if (!open) return;
+      mark(stage);
+      calls.push(open.stages);
+      if (calls.length > window) calls.shift();
+      open = undefined;
+    },
+  };
+  const noSpan: CallSpan = { end() {}, set() {} };
+  const step = (name: string): Span => {
+    mark(STEP_BEFORE[name] ?? `before ${name}`);
+    return { end: () => mark(STEP_LABEL[name] ?? name) };
+  };
+  const tracing: Tracing = {
+    call: (_action, _door, _carrier, fn) => fn(noSpan),
+    step,
+    within: (_step, fn) => fn(),
+  };
+  const report = (): StageReport => {
+    const rows = order.map((stage) => {
+      const wall = calls.map((c) => c.get(stage)?.[0] ?? 0).sort((a, b) => a - b);
+      const cpu = calls.map((c) => c.get(stage)?.[1] ?? 0);
+      return { stage, wallP50: median(wall), wallMean: mean(wall), cpuMean: mean(cpu) };
+    });
+    const totals = calls.map((c) => [...c.values()].reduce((s, [w, cpu]) => [s[0] + w, s[1] + cpu], [0, 0]));
+    const total = {
+      stage: 'total',
+      wallP50: median(totals.map((t) => t[0] as number).sort((a, b) => a - b)),
+      wallMean: mean(totals.map((t) => t[0] as number)),
+      cpuMean: mean(totals.map((t) => t[1] as number)),
+    };
+    return { calls: calls.length, overlapped, rows, total };
+  };
+  return {
+    timer,
+    tracing,
+    report,
+    table() {
+      const r = report();
+      const line = (x: StageRow) =>
+        `| ${x.stage} | ${x.wallP50.toFixed(3)} | ${x.wallMean.toFixed(3)} | ${Math.round(x.cpuMean)} |`;
+      return [
+        `| stage (${r.calls} calls${r.overlapped ? `, ${r.overlapped} overlapping left out` : ''}) | wall p50 ms | wall mean ms | CPU µs (mean) |`,
+        '|---|---|---|---|',
+        ...r.rows.map(line),
+        line(r.total),
+      ].join('\n');
+    },
+  };
+}
+
+/** What the gap before each trace step is (the stage that ends when the step starts). */
+const STEP_BEFORE: Record<string, string> = {
+  validate: 'dispatch: door to execute',
+  hold: 'admission: rate limit, precheck',
+  upstream: 'before the handler',
+  capture: 'before the capture',
+};
+
+/** The stage each trace step is. */
+const STEP_LABEL: Record<string, string> = {
+  validate: 'validate (zod)',
+  hold: 'hold',
+  upstream: 'handler: after the fetch (parse, convert)',
+  capture: 'capture',
+};
+
+function median(sorted: number[]): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+}
+
+function mean(xs: number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}

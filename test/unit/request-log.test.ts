@@ -1,0 +1,50 @@
+import { PassThrough } from 'node:stream';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createLogger, logRequest } from '../../src/log.js';
+
+// The request line is written by hand for the gateway's loggers (src/log.ts): the same line pino would write,
+// without its redaction pass; other loggers get pino's own.
+
+function capture(level: string) {
+  const lines: string[] = [];
+  const dest = { write: (s: string) => lines.push(s) } as unknown as pino.DestinationStream;
+  return { log: createLogger(level, dest), lines };
+}
+
+const line = {
+  req_id: 'req-1',
+  method: 'POST',
+  path: '/api/run/scraperC/scrape?q="a\\b"\u2028',
+  status: 201,
+  ms: 0.3,
+};
+
+describe('[ops:request-log] one line per request, cheaply', () => {
+  it('is the line pino writes for log.info(line, "request"), field for field', () => {
+    const { log, lines } = capture('info');
+    log.info(line, 'request');
+    logRequest(log, line);
+    const [viaPino, ours] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(Object.keys(ours ?? {})).toEqual(Object.keys(viaPino ?? {}));
+    expect({ ...ours, time: 0 }).toEqual({ ...viaPino, time: 0 });
+    expect(typeof ours?.time).toBe('number');
+    expect(lines[1]?.endsWith('}\n')).toBe(true);
+  });
+
+  it('follows the logger level, and any other logger logs through pino', () => {
+    const quiet = capture('warn');
+    logRequest(quiet.log, line);
+    expect(quiet.lines).toEqual([]);
+    quiet.log.level = 'info';
+    logRequest(quiet.log, line);
+    expect(quiet.lines).toHaveLength(1);
+
+    const out = new PassThrough();
+    const chunks: string[] = [];
+    out.on('data', (d) => chunks.push(String(d)));
+    const other = pino({ level: 'info' }, out);
+    logRequest(other.child({ door: 'x' }), line);
+    expect(JSON.parse(chunks.join(''))).toMatchObject({ door: 'x', msg: 'request', status: 201 });
+  });
+});
