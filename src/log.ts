@@ -12,14 +12,17 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   // appear at once): under load one syscall carries a few dozen request lines instead of one each. Flushed at
   // shutdown (Gateway.close); a crash can lose the last 100 ms of lines.
   const dest = destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
+  const base = {
+    svc: 'tollgate',
+    pid: process.pid,
+    ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}),
+  };
+  // The base fields as pino writes them after `time`, serialized once.
+  const baseJson = JSON.stringify(base).slice(1, -1);
   const log = pino(
     {
       level,
-      base: {
-        svc: 'tollgate',
-        pid: process.pid,
-        ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}),
-      },
+      base,
       redact: {
         paths: [
           'req.headers.authorization',
@@ -49,7 +52,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   REQUEST_LINES.set(log, (line) => {
     if (!log.isLevelEnabled('info')) return;
     dest.write(
-      `{"level":30,"time":${Date.now()},"svc":"tollgate","req_id":${JSON.stringify(line.req_id)},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${line.ms},"msg":"request"}\n`,
+      `{"level":30,"time":${Date.now()},${baseJson},"req_id":${JSON.stringify(line.req_id)},"method":${JSON.stringify(line.method)},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${line.ms},"msg":"request"}\n`,
     );
   });
   return log;
