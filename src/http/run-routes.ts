@@ -122,7 +122,7 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       trace: req.headers,
       opts: {
         idempotencyKey: typeof key === 'string' ? key : undefined,
-        signal: cancel.signal,
+        controller: cancel,
         requestId,
       },
     });

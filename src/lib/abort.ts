@@ -26,6 +26,14 @@ export function linkSignals(
 }
 
 /**
+ * A caller's own controller as the call's one signal: the deadline aborts it (TimeoutError, `timedOut`), and so
+ * may the call's owner (`abort`); nothing is linked, so no second controller and no listener.
+ */
+export function adoptController(ac: AbortController, timeoutMs: number): LinkedSignal {
+  return new Link([], timeoutMs, ac);
+}
+
+/**
  * The signal for work inside a call (a fetch) that must stop when the call does or after `timeoutMs`. When the
  * call's own deadline comes first, its signal already aborts in time: that one signal serves (no controller, no
  * listener, no deadline of its own). The work must not abort the result itself — it would abort its call.
@@ -41,7 +49,7 @@ const ownerOf = new WeakMap<AbortSignal, Link>();
 
 /** A class rather than a closure-built object: one allocation shape for every call on the hot path. */
 class Link implements LinkedSignal {
-  private readonly ac = new AbortController();
+  private readonly ac: AbortController;
   private readonly attached: AbortSignal[] = [];
   private deadline: Deadline | undefined;
   /** When the deadline passes (performance.now() time), or +Infinity without one. */
@@ -49,7 +57,12 @@ class Link implements LinkedSignal {
   timedOut = false;
   private readonly onAbort = (event: Event) => this.ac.abort((event.target as AbortSignal).reason);
 
-  constructor(sources: ReadonlyArray<AbortSignal | undefined>, timeoutMs: number | undefined) {
+  constructor(
+    sources: ReadonlyArray<AbortSignal | undefined>,
+    timeoutMs: number | undefined,
+    ac: AbortController = new AbortController(),
+  ) {
+    this.ac = ac;
     for (const s of sources) {
       if (!s) continue;
       if (s.aborted) {

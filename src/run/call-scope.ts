@@ -1,6 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
-import { type LinkedSignal, linkSignals } from '../lib/abort.js';
+import { adoptController, type LinkedSignal, linkSignals } from '../lib/abort.js';
 import type { Telemetry } from '../ops/telemetry.js';
 import type { DatabaseHealth } from './db-health.js';
 import type { Inflight } from './inflight.js';
@@ -47,19 +47,25 @@ export interface CallScope {
 }
 
 /**
- * Opens the scope of one call's work. `timeoutMessage` is what the caller reads when the deadline passes
- * ("The action did not finish within 30s").
+ * Opens the scope of one call's work. `caller`: the door's own controller (aborted when the caller leaves), which
+ * becomes the call's one controller — no second controller, no listener — or a signal to link to. `timeoutMessage`
+ * is what the caller reads when the deadline passes ("The action did not finish within 30s").
  */
 export function openScope(
   deps: ScopeDeps,
-  callerSignal: AbortSignal | undefined,
+  caller: AbortController | AbortSignal | undefined,
   timeoutMs: number,
   timeoutMessage: string,
 ): CallScope {
-  // One controller for the call's work: the caller's signal (the only listener on it), the deadline (one timer
-  // for all calls) and shutdown (a registry, not a listener on a signal every call shares).
-  const linked: LinkedSignal = linkSignals([callerSignal], timeoutMs);
-  const unenlist = deps.inflight.enlist((reason) => linked.abort(reason));
+  // The deadline is one entry in the process's one deadline structure; shutdown is a registry entry, not a
+  // listener on a signal every call shares.
+  const linked: LinkedSignal =
+    caller instanceof AbortController ? adoptController(caller, timeoutMs) : linkSignals([caller], timeoutMs);
+  let stopping = false;
+  const unenlist = deps.inflight.enlist((reason) => {
+    stopping = true;
+    linked.abort(reason);
+  });
   return {
     signal: linked.signal,
     get timedOut() {
@@ -67,17 +73,18 @@ export function openScope(
     },
     abortError(e) {
       if (e instanceof GatewayError || !linked.signal.aborted) return e;
-      if (callerSignal?.aborted)
-        return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
       if (linked.timedOut)
         return new GatewayError('upstream_timeout', `${timeoutMessage}; nothing was charged.`);
-      return new GatewayError(
-        'shutting_down',
-        'The gateway shut down during the call; nothing was charged.',
-        {
-          retryAfterSeconds: 5,
-        },
-      );
+      if (stopping) {
+        return new GatewayError(
+          'shutting_down',
+          'The gateway shut down during the call; nothing was charged.',
+          {
+            retryAfterSeconds: 5,
+          },
+        );
+      }
+      return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
     },
     dispose: () => {
       unenlist();

@@ -17,7 +17,7 @@ import { extraFieldWarnings } from './extra-fields.js';
 import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
 import type { PaymentRails } from './rails.js';
-import { type ReceiptSigner, settlementOf, signReceipt } from './receipts.js';
+import { type ReceiptSigner, settlementOf, signReceipt, signReceiptAsync } from './receipts.js';
 import { paymentRequired, unauthorized } from './refusals.js';
 import { zodIssues } from './zod-issues.js';
 
@@ -52,6 +52,11 @@ export interface ExecuteOptions {
   idempotencyKey?: string | undefined;
   /** Aborted by the door when the client goes away or cancels. */
   signal?: AbortSignal | undefined;
+  /**
+   * Instead of `signal`: the door's own controller (aborted when the client goes away), which becomes the call's
+   * one controller — the deadline and shutdown abort it too (src/run/call-scope.ts), nothing else is allocated.
+   */
+  controller?: AbortController | undefined;
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
   requestId?: string | undefined;
   /** A payment that comes with this call instead of from a balance (x402: src/run/x402/call.ts). */
@@ -291,14 +296,14 @@ async function runPaid(
     jobHandle: jobHandleOf(action, data),
   });
   const receiptOf = (chargedMicros: number) =>
-    signReceipt(deps, {
+    signReceiptAsync(deps, {
       transactionId: hold.callId,
       action: action.id,
       chargedMicros,
       principal,
       x402: settlementOf(meta),
     });
-  let receipt = receiptOf(priceMicros);
+  let signing = receiptOf(priceMicros);
   const charged = await capturing;
   if (charged === undefined) {
     // Not recorded (the database did not answer, or the hold was resolved elsewhere): the result goes out
@@ -309,7 +314,8 @@ async function runPaid(
       warnings,
     );
   }
-  if (charged !== priceMicros) receipt = receiptOf(charged);
+  if (charged !== priceMicros) signing = receiptOf(charged);
+  const receipt = await signing;
   await refundIfJobFailed(deps, action, input, data, principal);
   return withWarnings(
     {
@@ -383,7 +389,7 @@ async function runHandler(
 ): Promise<unknown> {
   const scope = openScope(
     deps,
-    opts.signal,
+    opts.controller ?? opts.signal,
     action.timeoutMs,
     `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s`,
   );

@@ -59,6 +59,11 @@ export interface ReceiptSigner {
   /** The compact JWS of a receipt. */
   sign(facts: ReceiptFacts): string;
   /**
+   * The same, signed on libuv's thread pool: the paid call's hot path, whose event loop is the gateway's one
+   * bottleneck, spends ~5 µs instead of the signature's ~45 µs, and the signature overlaps the capture's fsync.
+   */
+  signAsync(facts: ReceiptFacts): Promise<string>;
+  /**
    * A compact JWS over another document with the same key (header `alg`, `kid` only): the x402 offer-and-receipt
    * extension's receipt (src/run/standard-receipts.ts). The payload is JCS-canonical JSON (RFC 8785).
    */
@@ -127,25 +132,36 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
   const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid, alg: 'ES256', use: 'sig' }] };
   // JWS wants the raw r‖s form of an ECDSA signature (RFC 7518 §3.4), not DER.
   const key = { key: privateKey, dsaEncoding: 'ieee-p1363' as const };
+  const signingInput = (f: ReceiptFacts): string => {
+    const p = f.principal;
+    const claims: Record<string, unknown> = {
+      iss: issuer(),
+      jti: f.transactionId,
+      iat: Math.floor((f.at ?? Date.now()) / 1000),
+      action: f.action,
+      amount_micros: f.chargedMicros,
+      charged_cents: microsToCents(f.chargedMicros),
+      currency: 'USD',
+      payment_method: f.paymentMethod ?? p.kind,
+    };
+    if (p.kind !== 'anonymous') claims.account = p.accountId;
+    if (f.x402) claims.x402 = f.x402;
+    if (f.mpp) claims.mpp = f.mpp;
+    if (f.replayed) claims.replayed = true;
+    return `${header}.${b64url(JSON.stringify(claims))}`;
+  };
   return {
     sign(f) {
-      const p = f.principal;
-      const claims: Record<string, unknown> = {
-        iss: issuer(),
-        jti: f.transactionId,
-        iat: Math.floor((f.at ?? Date.now()) / 1000),
-        action: f.action,
-        amount_micros: f.chargedMicros,
-        charged_cents: microsToCents(f.chargedMicros),
-        currency: 'USD',
-        payment_method: f.paymentMethod ?? p.kind,
-      };
-      if (p.kind !== 'anonymous') claims.account = p.accountId;
-      if (f.x402) claims.x402 = f.x402;
-      if (f.mpp) claims.mpp = f.mpp;
-      if (f.replayed) claims.replayed = true;
-      const input = `${header}.${b64url(JSON.stringify(claims))}`;
+      const input = signingInput(f);
       return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+    },
+    signAsync(f) {
+      const input = signingInput(f);
+      return new Promise((resolve, reject) =>
+        sign('sha256', Buffer.from(input), key, (err, sig) =>
+          err ? reject(err) : resolve(`${input}.${sig.toString('base64url')}`),
+        ),
+      );
     },
     signPayload(payload) {
       const input = `${bareHeader}.${b64url(canonicalJson(payload))}`;
@@ -181,6 +197,18 @@ export function signReceipt(
     deps.log.error({ err, txn: facts.transactionId }, 'receipt signing failed');
     return undefined;
   }
+}
+
+/** signReceipt, signed off the event loop (ReceiptSigner.signAsync); never rejects. */
+export function signReceiptAsync(
+  deps: { receipts?: ReceiptSigner | undefined; clock: Clock; log: Logger },
+  facts: ReceiptFacts,
+): Promise<string | undefined> {
+  if (!deps.receipts) return Promise.resolve(undefined);
+  return deps.receipts.signAsync({ at: deps.clock.now(), ...facts }).catch((err: unknown) => {
+    deps.log.error({ err, txn: facts.transactionId }, 'receipt signing failed');
+    return undefined;
+  });
 }
 
 /** The settlement facts a collected x402 payment recorded (x402/gate.ts receiptMeta), for the receipt. */
