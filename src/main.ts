@@ -25,6 +25,7 @@ import { openStateLedger } from './ledger/index.js';
 import type { Ledger } from './ledger/types.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { limitHeapGrowth } from './lib/heap-growth.js';
+import { startIdleTrim } from './lib/idle-trim.js';
 import { llmRoutes } from './llm/routes.js';
 import { createLogger } from './log.js';
 import { createMcpDoor, MCP_PATH, type McpDoor } from './mcp/door.js';
@@ -410,6 +411,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
 
   const sweeper = startSweeper({ money, x402, clock, log, health, intervalMs: config.sweepIntervalMs });
+  const trim = startIdleTrim(() => inflight.started);
 
   let server: Server | undefined;
   let admin: { server: Server; url: string } | undefined;
@@ -474,6 +476,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       await clientMetadata.close();
       await billing?.close();
       sweeper.stop();
+      trim.stop();
       health.close();
       await ledger.close();
       // Outbound clients and storage, independent of each other.

@@ -10,6 +10,8 @@ export class Inflight {
   private readonly aborts = new Set<(reason: unknown) => void>();
   private readonly shutdown = new AbortController();
   private closing = false;
+  /** Calls started since the process began: how the idle trim (src/lib/idle-trim.ts) sees activity. */
+  started = 0;
 
   constructor() {
     // Every call in flight listens for shutdown; hundreds at once are normal, not a leak.
@@ -36,6 +38,7 @@ export class Inflight {
   }
 
   track<T>(p: Promise<T>): Promise<T> {
+    this.started++;
     this.running.add(p);
     p.then(
       () => this.running.delete(p),

@@ -1,8 +1,10 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
+import { startCheckpointer } from '../../src/ledger/sqlite/checkpointer.js';
+import { GroupCommit } from '../../src/ledger/sqlite/group-commit.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -1043,6 +1045,35 @@ describe('SQLite checkpoints', () => {
         principal: null,
         holdTtlMs: 60_000,
       };
+    }
+  });
+
+  it('run their thread only while commits come: it starts with a commit, leaves when idle, and comes back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-ckpt-idle-'));
+    const path = join(dir, 'tollgate.db');
+    const db = openSqlite(path);
+    db.pragma('wal_autocheckpoint = 0');
+    const checkpointer = startCheckpointer(path, () => undefined, { intervalMs: 20, idleMs: 150 });
+    const commits = new GroupCommit(db, { kind: 'group', walPath: `${path}-wal` });
+    commits.attach(checkpointer.gate);
+    const write = (i: number) =>
+      commits.write({ durable: true, run: () => db.prepare('INSERT INTO t VALUES (?)').run(i) });
+    try {
+      db.exec('CREATE TABLE t (x INTEGER)');
+      expect(checkpointer.running()).toBe(false); // nothing committed through the ledger yet
+      await write(1);
+      expect(checkpointer.running()).toBe(true);
+      await vi.waitFor(() => expect(checkpointer.running()).toBe(false), { timeout: 3_000, interval: 20 });
+      // Everything it left behind was copied into the database: the next commit restarts the WAL.
+      await write(2);
+      expect(checkpointer.running()).toBe(true);
+      expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2 });
+    } finally {
+      await commits.close();
+      await checkpointer.stop();
+      expect(checkpointer.running()).toBe(false);
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

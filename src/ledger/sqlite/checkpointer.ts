@@ -12,6 +12,10 @@ import { Worker } from 'node:worker_threads';
 // checkpoint (two fsyncs) never quite catches up. So once the WAL passes a size, the thread asks the ledger to
 // hold its commits for one short final checkpoint (the gate below): the writes queue exactly as they do while an
 // fdatasync runs, nothing blocks the event loop, and the next commit restarts the WAL.
+//
+// The thread runs only while there is something to checkpoint: a worker is a V8 isolate of its own (~16 MiB of
+// RSS), which an idle gateway should not carry. The first commit starts it; once no commit has come for
+// `idleMs` it checkpoints what is left and exits; the next commit starts it again (issue 19: idle RSS).
 
 /** Shared between the ledger (main thread) and the checkpointer: [0] hold requested, [1] a commit in progress. */
 export class CheckpointGate {
@@ -27,9 +31,13 @@ export class CheckpointGate {
     return Atomics.load(this.flags, 0) !== 0;
   }
 
+  /** Called on the main thread at every commit (the lazy checkpointer starts its thread on it). */
+  onCommit: (() => void) | undefined;
+
   /** Around each commit, so the checkpointer's final pass waits for one in progress. */
   enter(): void {
     Atomics.store(this.flags, 1, 1);
+    this.onCommit?.();
   }
 
   leave(): void {
@@ -51,21 +59,99 @@ export class CheckpointGate {
 
 export interface Checkpointer {
   readonly gate: CheckpointGate;
+  /** Whether the thread is up (it runs only while commits come). */
+  running(): boolean;
   stop(): Promise<void>;
 }
 
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  restartFrames?: number;
+  /** The thread exits once no commit has come for this long (default 10 s); the next commit starts it again. */
+  idleMs?: number;
+}
+
 /**
- * Checkpoints `dbPath` every `intervalMs`; once the WAL holds `restartFrames` frames, one final pass under the
- * gate lets the writer restart it. A PASSIVE checkpoint with nothing to copy returns at once (no sync), so an
- * idle gateway pays nothing.
+ * Checkpoints `dbPath` every `intervalMs` while commits come; once the WAL holds `restartFrames` frames, one final
+ * pass under the gate lets the writer restart it. The thread starts with the first commit and leaves after
+ * `idleMs` without one (checkpointing what is left first), so an idle gateway carries no second isolate.
  */
 export function startCheckpointer(
   dbPath: string,
   onError: (message: string) => void,
-  opts: { intervalMs?: number; restartFrames?: number } = {},
+  opts: CheckpointerOptions = {},
 ): Checkpointer {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const gate = new CheckpointGate();
+  const idleMs = opts.idleMs ?? 10_000;
+  let worker: CheckpointWorker | undefined;
+  let stopping: Promise<void> | undefined;
+  /** A commit came while the thread was leaving: start it again once it is gone. */
+  let again = false;
+  let closed = false;
+  let lastCommit = 0;
+  // Idleness is judged on the main thread, where commits are seen, by a timer that exists only while the thread
+  // runs (unref'd: it keeps nothing alive).
+  let idle: NodeJS.Timeout | undefined;
+  const start = () => {
+    const w = spawnWorker(dbPath, gate, onError, opts);
+    worker = w;
+    idle ??= setInterval(
+      () => {
+        if (worker && !stopping && performance.now() - lastCommit >= idleMs) void leave();
+      },
+      Math.max(10, Math.min(idleMs, 1_000)),
+    );
+    idle.unref();
+    void w.exited.then(() => {
+      if (worker === w) worker = undefined;
+      if (!worker && idle) {
+        clearInterval(idle);
+        idle = undefined;
+      }
+      gate.resume(); // a thread gone mid-pass must not leave the ledger held
+    });
+  };
+  const leave = (): Promise<void> => {
+    const w = worker;
+    if (!w) return stopping ?? Promise.resolve();
+    stopping = w.stop().then(() => {
+      stopping = undefined;
+      if (again && !closed) {
+        again = false;
+        start();
+      }
+    });
+    return stopping;
+  };
+  gate.onCommit = () => {
+    lastCommit = performance.now();
+    if (closed) return;
+    if (stopping) again = true;
+    else if (!worker) start();
+  };
+  return {
+    gate,
+    running: () => worker !== undefined,
+    async stop() {
+      closed = true;
+      await leave();
+      await stopping;
+    },
+  };
+}
+
+interface CheckpointWorker {
+  exited: Promise<void>;
+  stop(): Promise<void>;
+}
+
+function spawnWorker(
+  dbPath: string,
+  gate: CheckpointGate,
+  onError: (message: string) => void,
+  opts: CheckpointerOptions,
+): CheckpointWorker {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   // An eval'd CommonJS worker: no loader needed, from sources (tests) or compiled.
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
@@ -115,12 +201,14 @@ export function startCheckpointer(
   });
   worker.on('error', (e) => onError(e.message));
   let exited = false;
-  worker.once('exit', () => {
-    exited = true;
-    gate.resume(); // a thread gone mid-pass must not leave the ledger held
-  });
+  const gone = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
   return {
-    gate,
+    exited: gone,
     stop() {
       if (exited) return Promise.resolve();
       return new Promise<void>((resolve) => {

@@ -232,10 +232,11 @@ export class SqliteLedger implements Ledger {
 
   async sweep(now: number): Promise<SweepResult> {
     const expiredHolds = await this.calls.expire(now);
-    const purgedKeys = await this.commits.write({
-      durable: false,
-      run: () => this.s.purgeIdem.run(now - this.idempotencyTtlMs).changes,
-    });
+    const before = now - this.idempotencyTtlMs;
+    const purgedKeys =
+      this.s.staleIdem.get(before) === undefined
+        ? 0
+        : await this.commits.write({ durable: false, run: () => this.s.purgeIdem.run(before).changes });
     return { expiredHolds, purgedKeys };
   }
 

@@ -64,6 +64,8 @@ export function prepareStatements(db: SqliteDb) {
     ),
     delIdemOfCall: db.prepare('DELETE FROM idempotency_keys WHERE account_id = ? AND call_id = ?'),
     purgeIdem: db.prepare("DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < ?"),
+    /** Whether the purge has anything to do: an idle sweep then writes nothing (and wakes no checkpointer). */
+    staleIdem: db.prepare('SELECT 1 FROM idempotency_keys WHERE created_at < ? LIMIT 1').pluck(),
     spent: db.prepare<[string, string], { spent_micros: number }>(
       'SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?',
     ),
