@@ -54,7 +54,7 @@ export interface SdkDoor {
 export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
   // What 2025-era handshakes declared (they come on requests of their own: ./client-elicitation.ts).
   const legacy = new LegacyElicitation();
-  const topUp = deps.topUp && { ...deps.topUp, legacy };
+  const topUp = deps.topUp && { ...deps.topUp, legacy, waiting: new Set<string>() };
   const handler = createMcpHandler(
     serverFactory({
       run: deps.run,

@@ -30,6 +30,8 @@ import { declaresUrlElicitation, type LegacyElicitation } from './client-elicita
 export interface TopUpDeps extends McpTopUp {
   /** 2025-era callers whose handshake declared URL elicitation (./client-elicitation.ts). */
   legacy: LegacyElicitation;
+  /** Callers with a retry waiting for money now: one wait per caller, so replayed states cannot pile up waits. */
+  waiting: Set<string>;
 }
 
 /** The key of the one input request, in `inputRequests` and in the client's `inputResponses`. */
@@ -88,8 +90,13 @@ export async function resumeTopUp(
     return undefined;
   const answer = ctx.inputResponses?.[TOP_UP_INPUT] as { action?: unknown } | undefined;
   const accepted = answer?.action === 'accept';
-  if (accepted) {
-    await waitForFunds(ledger, principal.accountId, state.n, { maxMs: deps.waitMs, signal: ctx.signal });
+  if (accepted && !deps.waiting.has(caller)) {
+    deps.waiting.add(caller);
+    try {
+      await waitForFunds(ledger, principal.accountId, state.n, { maxMs: deps.waitMs, signal: ctx.signal });
+    } finally {
+      deps.waiting.delete(caller);
+    }
   }
   return { asked: state.a, accepted };
 }
