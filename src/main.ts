@@ -43,6 +43,7 @@ import { openRateLimiter } from './run/rate-limit.js';
 import { openReceiptKeyStore } from './run/receipt-keys.js';
 import { loadReceiptSigner } from './run/receipts.js';
 import { startSweeper } from './run/sweeper.js';
+import { mcpTopUp } from './run/top-up.js';
 import type { X402Deps } from './run/x402/call.js';
 import { openFileMetaStore } from './storage/file-meta.js';
 import { openHandleStore } from './storage/handles.js';
@@ -374,6 +375,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
+    topUp: mcpTopUp(state, clock, config.env.TOLLGATE_MCP_TOPUP_WAIT_SECONDS),
   });
   const shim = runRoutes({
     run,

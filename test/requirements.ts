@@ -81,6 +81,10 @@ export const REQUIREMENTS = {
   'account:federated-signup':
     'Through the upstream OIDC provider the first sign-in creates the account and shows its first key once.',
   'account:sign-in': 'An API key signs in to the dashboard; a wrong one does not; attempts are rate limited.',
+  'account:sign-in-returns':
+    'A dashboard page opened signed out goes through sign-in and straight back to it; the return path is only ever a dashboard path, never another site (no open redirect).',
+  'account:fix-pages':
+    '/account/top-up and /account/card name the signed-in account and its available money and offer the top-up and card forms; their URLs carry no credential.',
   'account:session-cookies': 'Dashboard sessions are HttpOnly, SameSite=Lax cookies, Secure behind TLS.',
   'account:csrf': 'Every form of the pages refuses a POST without the CSRF token bound to the browser.',
   'account:signup-rate-limit': 'Sign-ups are rate limited per client IP (429 with Retry-After).',
@@ -213,6 +217,10 @@ export const REQUIREMENTS = {
   'mcp:not-configured': 'not_configured names what the operator must set, as an isError result.',
   'mcp:insufficient-credit':
     'Insufficient credit is an isError result saying how to top up; nothing is charged.',
+  'mcp:top-up-url-elicitation':
+    'A paid call the balance or credit line cannot cover asks a client that declared URL elicitation to open the dashboard page that fixes it (2026-07-28: input_required; 2025 era: -32042); once the person has paid the call runs once, charged once (decisions.md "Top up without leaving the host").',
+  'mcp:top-up-url-in-words':
+    'A client that declared no URL elicitation gets the refusal as a tool error naming the same URL in words and saying nothing was charged.',
   'mcp:idempotency-meta': '_meta["tollgate/idempotency-key"] replays a finished call without a new charge.',
   'mcp:max-cost': 'max_cost_cents is accepted on every tool and refuses a higher price uncharged.',
   'mcp:no-key-401': 'No or a bad bearer token → 401 with WWW-Authenticate pointing at RFC 9728 metadata.',

@@ -80,13 +80,19 @@ export interface SignInView {
   signupOpen: boolean;
   error?: string | undefined;
   flash?: string | undefined;
+  /** The dashboard page to return to once signed in (src/account/next.ts). */
+  next?: string | undefined;
 }
 
-function upstreamButton(csrf: string, name: string, verb: string): string {
+/** The hidden field that carries where to return after signing in. */
+const nextField = (next: string | undefined) =>
+  next ? `<input type="hidden" name="next" value="${escapeHtml(next)}">` : '';
+
+function upstreamButton(csrf: string, name: string, verb: string, next?: string): string {
   return postForm(
     '/account/federated',
     csrf,
-    `<button type="submit" class="secondary">${verb} with ${escapeHtml(name)}</button>`,
+    `${nextField(next)}<button type="submit" class="secondary">${verb} with ${escapeHtml(name)}</button>`,
   );
 }
 
@@ -94,7 +100,7 @@ export function signInPage(v: SignInView): Frame {
   const invalid = v.error ? ' aria-invalid="true"' : '';
   const described = v.error ? 'api_key_hint form-error' : 'api_key_hint';
   const upstream = v.upstreamName
-    ? `<p class="hint">or</p>${upstreamButton(v.csrf, v.upstreamName, 'Sign in')}`
+    ? `<p class="hint">or</p>${upstreamButton(v.csrf, v.upstreamName, 'Sign in', v.next)}`
     : '';
   const signup =
     v.signupOpen || v.upstreamName ? `<p>New here? <a href="/account/signup">Create an account</a>.</p>` : '';
@@ -107,7 +113,7 @@ ${alert(v.error)}${notice(v.flash)}
 ${postForm(
   '/account/signin',
   v.csrf,
-  `<label for="api_key">API key</label>
+  `${nextField(v.next)}<label for="api_key">API key</label>
 <p class="hint" id="api_key_hint">It starts with tg_sk_.</p>
 <input class="wide" id="api_key" name="api_key" type="password" autocomplete="off" spellcheck="false" required aria-describedby="${described}"${invalid}>
 <p><button type="submit">Sign in with API key</button></p>`,
@@ -186,7 +192,7 @@ export function checkoutReturnPage(v: {
       title: v.purpose === 'card' ? 'Card saved' : 'Top-up received',
       narrow: true,
       body: `<h1>${v.purpose === 'card' ? 'Card saved' : 'Top-up received'}</h1>
-<section><p role="status">${what} is confirmed.</p><p><a class="button" href="/account">Back to your dashboard</a></p></section>`,
+<section><p role="status">${what} is confirmed.</p><p>If an agent was waiting for this, go back to it: its call goes on (or call again).</p><p><a class="button" href="/account">Back to your dashboard</a></p></section>`,
     };
   }
   if (v.status === 'failed') {

@@ -15,7 +15,9 @@ import type { RunDeps } from '../run/execute.js';
 import { priceList } from '../run/price-list.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
+import { fixPages } from './fix-pages.js';
 import { type Frame, sendHtml } from './html.js';
+import { rememberNext, safeNext, signInPath, takeNext } from './next.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
 import { openAccountSessions, type Session } from './sessions.js';
@@ -72,6 +74,7 @@ export async function accountPages(
 
   const send = (res: Response, status: number, f: Frame) => sendHtml(res, status, f, base());
   const go = (res: Response, path: string) => res.redirect(303, `${base()}${path}`);
+  const cookiePolicy = () => ({ secure: secure(), basePath: base() });
   const ip = (req: Request) => clientIp(req, secure());
 
   function limited(res: Response, wait: number | undefined, what: string): boolean {
@@ -106,6 +109,8 @@ export async function accountPages(
         signupOpen: d.signup === 'open',
         error,
         flash,
+        // The page to return to after signing in (./next.ts), from the link or the form that failed.
+        next: safeNext(req.method === 'GET' ? req.query.next : req.body?.next),
       }),
     );
 
@@ -129,7 +134,7 @@ export async function accountPages(
     const s = await sessionOf(req, res);
     if (s === undefined || s === 'ended') {
       if (req.method !== 'GET') return refused(res);
-      return go(res, s === 'ended' ? '/account/signin?done=session_ended' : '/account/signin');
+      return go(res, s === 'ended' ? '/account/signin?done=session_ended' : signInPath(req.originalUrl));
     }
     if (req.method === 'POST' && !sessions.verify(req, s)) return refused(res);
     res.locals.session = s;
@@ -180,7 +185,7 @@ export async function accountPages(
 
   r.get('/account/signin', async (req, res) => {
     const s = await sessionOf(req, res);
-    if (s && s !== 'ended') return go(res, '/account');
+    if (s && s !== 'ended') return go(res, safeNext(req.query.next) ?? '/account');
     const done = typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined;
     signIn(req, res, 200, undefined, done);
   });
@@ -193,7 +198,7 @@ export async function accountPages(
     // One message for every refusal: whether a key exists, or was revoked, is nobody's business here.
     if (!check.ok) return signIn(req, res, 401, 'That API key was not accepted. Check it and try again.');
     await sessions.start(res, check.principal.accountId, check.principal.keyId);
-    go(res, '/account');
+    go(res, safeNext(req.body.next) ?? '/account');
   });
 
   r.get('/account/signup', (req, res) => {
@@ -232,14 +237,16 @@ export async function accountPages(
     if (limited(res, signIns.take(`account-signin:${ip(req)}`), 'sign-in attempts')) return;
     if (!d.upstream) return signIn(req, res, 404, 'Upstream sign-in is not configured on this gateway.');
     const flow = `${OTHER_FLOW_PREFIX}account:${randomBytes(12).toString('base64url')}`;
+    rememberNext(res, cookiePolicy(), req.body.next);
     if (!(await d.upstream.start(res, flow))) {
       signIn(req, res, 502, `${d.upstream.name} cannot be reached right now. Use an API key, or retry.`);
     }
   });
 
-  const otherSignIn: OtherSignIn = async (_req, res, result) => {
+  const otherSignIn: OtherSignIn = async (req, res, result) => {
     await sessions.start(res, result.accountId, null);
-    if (!result.created) return go(res, '/account');
+    const next = takeNext(req, res, cookiePolicy());
+    if (!result.created) return go(res, next ?? '/account');
     // A new person: the first key of the account, shown once.
     const { key } = await createApiKey(d.ledger, result.accountId, 'default');
     send(res, 201, keyOncePage({ key, accountId: result.accountId, welcome: true }));
@@ -292,6 +299,7 @@ export async function accountPages(
   });
 
   paymentRoutes(r, { d, form, signedIn, session, dashboard, send, go });
+  fixPages(r, { d, signedIn, session, send, csrf: (s) => sessions.csrfFor(s) });
 
   return { router: r, otherSignIn };
 }

@@ -133,6 +133,11 @@ export const envSchema = z.object({
   TOLLGATE_SETTLE_THRESHOLD_USD: usd.default('1'),
   TOLLGATE_SETTLE_EVERY_HOURS: int(1, 24 * 31).default(24),
   TOLLGATE_SETTLE_CHECK_SECONDS: int(1, 3600).default(60),
+  /**
+   * How long an MCP call retried after its host opened the top-up page waits for the money (src/mcp/top-up.ts);
+   * below the SDK clients' 60 s request timeout.
+   */
+  TOLLGATE_MCP_TOPUP_WAIT_SECONDS: int(0, 600).default(50),
   /** Self-serve sign-up on the dashboard (an upstream OIDC provider, when set, signs people up regardless). */
   TOLLGATE_SIGNUP: z.enum(['open', 'closed']).default('closed'),
   TOLLGATE_SIGNUPS_PER_HOUR: int(1, 10_000).default(5),

@@ -1,9 +1,13 @@
 import {
   type CallToolRequest,
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  type InputRequiredResult,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   type ServerContext,
+  UrlElicitationRequiredError,
 } from '@modelcontextprotocol/server';
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS, type Principal, principalRef } from '../../auth/principal.js';
@@ -15,12 +19,14 @@ import { unknownName } from '../lib/did-you-mean.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability } from '../run/availability.js';
 import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { fixOf } from '../run/fixes.js';
 import { MPP_CREDENTIAL_META } from '../run/rails.js';
 import { RECEIPT_META_KEY } from '../run/receipts.js';
 import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { DESCRIBE_TOOL, describeAction, RUN_TOOL, runTarget } from './compact.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
+import { type AskContext, askForFix, resumeTopUp, type TopUpDeps } from './top-up.js';
 
 // tools/call: translate MCP to `execute` and back. Validation, prices, holds and charges are src/run's; this
 // file only finds the action, carries the caller, the idempotency key, progress and cancellation across, and
@@ -31,6 +37,8 @@ export interface CallDeps {
   calls: CallRegistry;
   /** x402 payments, when configured: accountless callers pay with `_meta["x402/payment"]`. */
   x402?: X402Deps | undefined;
+  /** Asking the host to let the person top up when a call cannot be paid (./top-up.ts). */
+  topUp?: TopUpDeps | undefined;
 }
 
 /** x402's MCP transport keys (x402 specs/transports-v2/mcp.md). */
@@ -53,10 +61,24 @@ export interface ToolCall {
   notify?:
     | ((n: { method: 'notifications/progress'; params: Record<string, unknown> }) => Promise<void>)
     | undefined;
+  /** The protocol era that carried the call; with it, a refusal the person can fix asks the host (./top-up.ts). */
+  era?: 'modern' | 'legacy' | undefined;
+  /** 2026-07-28: the client capabilities the request's envelope declares. */
+  capabilities?: unknown;
+  /** 2026-07-28 retries of an `input_required` answer: the client's answers and the state it echoes. */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
 }
 
 /** The SDK's tools/call handler: its context → a ToolCall. */
-export function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Promise<CallToolResult> {
+export function callTool(
+  deps: CallDeps,
+  params: Params,
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  // The SDK types the envelope as empty; its keys are the reserved `io.modelcontextprotocol/` ones.
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const state = ctx.mcpReq.requestState();
   return runToolCall(deps, {
     params,
     principal: principalFromAuthInfo(ctx.http?.authInfo) ?? ANONYMOUS,
@@ -64,6 +86,10 @@ export function callTool(deps: CallDeps, params: Params, ctx: ServerContext): Pr
     id: ctx.mcpReq.id,
     signal: ctx.mcpReq.signal,
     notify: (n) => ctx.mcpReq.notify(n),
+    era: envelope?.[PROTOCOL_VERSION_META_KEY] === undefined ? 'legacy' : 'modern',
+    capabilities: envelope?.[CLIENT_CAPABILITIES_META_KEY],
+    inputResponses: ctx.mcpReq.inputResponses,
+    requestState: typeof state === 'string' ? state : undefined,
   });
 }
 
@@ -74,7 +100,10 @@ function toolNames(): string[] {
   return names;
 }
 
-export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallToolResult> {
+export async function runToolCall(
+  deps: CallDeps,
+  call: ToolCall,
+): Promise<CallToolResult | InputRequiredResult> {
   const { params, principal, meta } = call;
   // The compact set's two door-level tools (src/mcp/compact.ts); any tool name also works in either set.
   if (params.name === DESCRIBE_TOOL) {
@@ -111,6 +140,12 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
         invalidInput([{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: 'must be a string' }]),
       );
     }
+    // A 2026-07-28 retry after the person was asked to top up waits (bounded) for the money first.
+    const { topUp } = deps;
+    const resumed =
+      topUp && call.requestState !== undefined && principal.kind !== 'anonymous'
+        ? await resumeTopUp(topUp, deps.run.ledger, principal, callerKey(principal), askContext(call))
+        : undefined;
     // The same entry point as the HTTP door: an account pays from its balance; an anonymous caller of a paid
     // tool speaks x402 (challenge, or the payment in _meta).
     const result = await withCancellation(deps, call, (signal) =>
@@ -125,12 +160,33 @@ export async function runToolCall(deps: CallDeps, call: ToolCall): Promise<CallT
         opts: { idempotencyKey: key, signal, onProgress: progressSender(call) },
       }),
     );
+    // Only on the refusal path: one the person can fix asks the host to open the page that fixes it.
+    if (topUp && !result.outcome.ok && principal.kind !== 'anonymous') {
+      const fix = fixOf(result.outcome.error);
+      if (fix) {
+        const caller = callerKey(principal);
+        return await askForFix(topUp, caller, action, result.outcome.error, fix, askContext(call), resumed);
+      }
+    }
     return paidResult(result);
   } catch (e) {
+    // The 2025-era way of asking (-32042) is a JSON-RPC error, not a tool result.
+    if (e instanceof UrlElicitationRequiredError) throw e;
     const error = toGatewayError(e);
     if (error.code === 'internal') deps.run.log.error({ err: e, tool: params.name }, 'mcp tools/call failed');
     return mcpErrorResult(error);
   }
+}
+
+function askContext(call: ToolCall): AskContext {
+  return {
+    era: call.era,
+    capabilities: call.capabilities,
+    inputResponses: call.inputResponses,
+    requestState: call.requestState,
+    tool: call.params.name,
+    signal: call.signal,
+  };
 }
 
 /**

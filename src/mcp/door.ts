@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
+import type { McpTopUp } from '../run/top-up.js';
 import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
 import {
@@ -51,6 +52,8 @@ export interface McpDoorDeps {
   serverName?: string | undefined;
   /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
   unavailable?: UnavailableListing | undefined;
+  /** Lets a person top up from inside the host when a call cannot be paid (src/mcp/top-up.ts). */
+  topUp?: McpTopUp | undefined;
 }
 
 /** A route served from node:http directly (src/http/server.ts's HotRoute), with its count of fast calls. */

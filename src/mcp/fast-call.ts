@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type CallToolRequest,
   type CallToolResult,
+  type InputRequiredResult,
   ProtocolError,
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -137,30 +138,46 @@ async function serve(
   res.on('close', () => {
     if (!res.writableFinished) cancel.abort();
   });
-  let result: CallToolResult;
+  let result: CallToolResult | InputRequiredResult;
   try {
-    result = await runToolCall(deps.call, { ...call, principal, signal: cancel.signal });
+    result = await runToolCall(deps.call, {
+      ...call,
+      principal,
+      signal: cancel.signal,
+      era: modern ? 'modern' : 'legacy',
+      capabilities: modern ? call.meta?.[ENVELOPE.capabilities] : undefined,
+    });
   } catch (e) {
     if (res.destroyed) return;
+    // A ProtocolError as the SDK writes it: with its data when it has some (-32042 carries the elicitations).
     const error =
       e instanceof ProtocolError
-        ? { code: e.code, message: e.message }
+        ? { code: e.code, message: e.message, ...(e.data === undefined ? {} : { data: e.data }) }
         : { code: -32603, message: 'Internal error' };
     if (!(e instanceof ProtocolError)) deps.log.error({ err: toGatewayError(e) }, 'mcp tools/call failed');
     return send(res, modern, { jsonrpc: '2.0', error, id: call.id });
   }
   timer?.mark('receipt, back to the door');
   if (res.destroyed) return;
-  // What the SDK's 2026-07-28 encoder adds to every result: the result type and the server's identity.
+  // What the SDK's 2026-07-28 encoder adds to every result: the result type and the server's identity. Only a
+  // 2026-07-28 call is ever answered `input_required` (./top-up.ts), which carries its own result type.
   const meta = result._meta;
   const out = modern
     ? {
         ...result,
-        resultType: 'complete',
+        resultType: result.resultType ?? 'complete',
         _meta: meta?.[SERVER_INFO_META_KEY] ? meta : { ...meta, [SERVER_INFO_META_KEY]: deps.serverInfo },
       }
     : result;
-  sendText(res, modern, resultMessage(out, call.id, (result as Marked)[TEXT_IS_STRUCTURED] === true));
+  // Only a tool result of ./call.ts toResult is marked; anything else (an `input_required` answer too) as is.
+  const marked = (result as Marked)[TEXT_IS_STRUCTURED] === true;
+  sendText(
+    res,
+    modern,
+    marked
+      ? resultMessage(out as CallToolResult, call.id, true)
+      : JSON.stringify({ result: out, jsonrpc: '2.0', id: call.id }),
+  );
 }
 
 type Marked = CallToolResult & { [TEXT_IS_STRUCTURED]?: true };
@@ -217,6 +234,8 @@ function plainToolsCall(body: unknown, modern: boolean, req: IncomingMessage): P
   const params = body.params;
   if (!isObject(params) || typeof params.name !== 'string' || !actionForTool(params.name)) return undefined;
   if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
+  // A 2026-07-28 retry with the answers to an `input_required` result (rare: a person was asked) goes the SDK way.
+  if (params.inputResponses !== undefined || params.requestState !== undefined) return undefined;
   const meta = params._meta;
   if (meta !== undefined && !isObject(meta)) return undefined;
   if (meta?.progressToken !== undefined) return undefined;

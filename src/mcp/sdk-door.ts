@@ -12,14 +12,16 @@ import {
 } from '@modelcontextprotocol/server';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { bearerToken } from '../../auth/bearer.js';
-import { createMcpTokenVerifier } from '../../auth/mcp-verifier.js';
+import { createMcpTokenVerifier, principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { actions } from '../../catalog/index.js';
 import { toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
 import { availability, availabilityKey, listed } from '../run/availability.js';
+import { callerKey } from './call.js';
 import type { CallRegistry } from './cancellations.js';
+import { LegacyElicitation } from './client-elicitation.js';
 import type { McpDoorDeps } from './door.js';
 import { type FastToolsCall, fastToolsCall } from './fast-call.js';
 import { allowedNames, mcpGuard } from './guard.js';
@@ -50,6 +52,9 @@ export interface SdkDoor {
 }
 
 export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
+  // What 2025-era handshakes declared (they come on requests of their own: ./client-elicitation.ts).
+  const legacy = new LegacyElicitation();
+  const topUp = deps.topUp && { ...deps.topUp, legacy, waiting: new Set<string>() };
   const handler = createMcpHandler(
     serverFactory({
       run: deps.run,
@@ -57,6 +62,7 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
       version: deps.version,
       x402: deps.x402,
       unavailable: deps.unavailable,
+      topUp,
     }),
     {
       onerror: (err) => deps.log.debug({ err }, 'mcp request refused'),
@@ -77,7 +83,7 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
   };
   const names = allowedNames(guardLists);
   const hot = fastToolsCall({
-    call: { run: deps.run, calls, x402: deps.x402 },
+    call: { run: deps.run, calls, x402: deps.x402, topUp },
     auth: deps.auth,
     log: deps.log,
     body: { maxBytes: deps.maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' },
@@ -125,6 +131,7 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
     bearer(verifier, () => getOAuthProtectedResourceMetadataUrl(resourceUrl()), requiredScopes),
     jsonBody(deps.maxBodyBytes),
     (req: Request, res: Response) => {
+      noteHandshake(legacy, req);
       void node(req, res, req.body);
     },
   );
@@ -144,6 +151,15 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
   );
 
   return { router, hot, close: () => handler.close() };
+}
+
+/** A 2025-era `initialize`: what its client declares is remembered for its caller's later calls. */
+function noteHandshake(legacy: LegacyElicitation, req: Request): void {
+  const body = req.body as { method?: unknown; params?: { capabilities?: unknown } } | undefined;
+  if (body?.method !== 'initialize') return;
+  const principal = principalFromAuthInfo((req as Request & { auth?: AuthInfo }).auth);
+  if (principal && principal.kind !== 'anonymous')
+    legacy.note(callerKey(principal), body.params?.capabilities);
 }
 
 /** RFC 9728 metadata for /mcp. `authorization_servers` appears once the OAuth module provides an issuer. */

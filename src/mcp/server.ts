@@ -1,4 +1,9 @@
-import { type McpRequestContext, Server, type Tool } from '@modelcontextprotocol/server';
+import {
+  isInputRequiredResult,
+  type McpRequestContext,
+  Server,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
@@ -11,6 +16,7 @@ import type { CallRegistry } from './cancellations.js';
 import { compactToolList, type ToolSet, toolSetOf } from './compact.js';
 import { RESOURCES, readResource } from './resources.js';
 import { actionForTool, fullToolList } from './tools.js';
+import type { TopUpDeps } from './top-up.js';
 
 // The per-request server. `createMcpHandler` needs a fresh instance for every HTTP request (one instance per
 // exchange is what keeps callers apart, CVE-2026-25536), so this factory does as little as possible: the
@@ -50,6 +56,8 @@ export interface ServerDeps {
   x402?: X402Deps | undefined;
   /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
   unavailable?: UnavailableListing | undefined;
+  /** Asking the host to let the person top up when a call cannot be paid (./top-up.ts). */
+  topUp?: TopUpDeps | undefined;
 }
 
 /** Tool `_meta` key with a paid tool's payment terms (price mode and protocols: src/run/x402/terms.ts). */
@@ -102,7 +110,7 @@ export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Ser
   const info = SERVER_INFO(deps.version);
   const toolList = toolLister(deps);
   const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
-  const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402 };
+  const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402, topUp: deps.topUp };
 
   return ({ authInfo, requestInfo }) => {
     const principal = principalFromAuthInfo(authInfo) ?? ANONYMOUS;
@@ -116,9 +124,11 @@ export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Ser
       },
     });
     server.setRequestHandler('tools/list', () => toolList(set));
-    server.setRequestHandler('tools/call', async (request, ctx) =>
-      server.projectCallToolResult(await callTool(callDeps, request.params, ctx), undefined),
-    );
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const result = await callTool(callDeps, request.params, ctx);
+      // An `input_required` answer (./top-up.ts) is no tool result to project.
+      return isInputRequiredResult(result) ? result : server.projectCallToolResult(result, undefined);
+    });
     server.setRequestHandler('resources/list', () => resourceList);
     server.setRequestHandler('resources/read', (request, ctx) =>
       readResource(deps.run, request.params.uri, principal, ctx.mcpReq.signal),

@@ -2,6 +2,7 @@ import type { Action } from '../../catalog/index.js';
 import { GatewayError } from '../errors.js';
 import type { BeginResult } from '../ledger/types.js';
 import { centsPhrase, formatUsd, microsToCents } from '../lib/money.js';
+import { fixAt } from './fixes.js';
 import type { HoldSpec } from './lifecycle.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
@@ -75,12 +76,13 @@ export function holdRefusal(
       const needs = spec.holdNote
         ? `this call holds up to ${formatUsd(holdMicros)} while it runs (${spec.holdNote})`
         : `${spec.action} needs ${formatUsd(r.requiredMicros)}`;
-      const page = ctx.accountUrl;
+      // With card payments on, the page that fixes it (./fixes.ts): a new card unfreezes a frozen line.
+      const fix = ctx.accountUrl ? fixAt(ctx.accountUrl, r.lineFrozen ? 'add_card' : 'top_up') : undefined;
       const frozen = r.lineFrozen
         ? ` Your credit line is frozen: ${r.lineFrozen.reason}.` +
-          (page ? ` Update your card or top up at ${page}.` : ' Ask the operator to add credit.')
-        : page
-          ? ` Top up or add a card at ${page}.`
+          (fix ? ` Update your card or top up at ${fix.url}.` : ' Ask the operator to add credit.')
+        : fix
+          ? ` Top up or add a card at ${fix.url}.`
           : ` Ask the operator to add credit (\`tollgate credit ${principal.accountId} <usd>\`).`;
       return new GatewayError(
         'insufficient_credit',
@@ -92,6 +94,7 @@ export function holdRefusal(
             available_micros: r.availableMicros,
             account_id: principal.accountId,
             ...(r.lineFrozen ? { credit_line: 'frozen', frozen_reason: r.lineFrozen.reason } : {}),
+            ...(fix ? { fix } : {}),
           },
         },
       );

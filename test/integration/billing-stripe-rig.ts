@@ -35,7 +35,10 @@ export interface BillingRig {
   close(): Promise<void>;
 }
 
-export async function startBillingRig(backend: 'sqlite' | 'postgres'): Promise<BillingRig> {
+export async function startBillingRig(
+  backend: 'sqlite' | 'postgres',
+  env: Record<string, string> = {},
+): Promise<BillingRig> {
   const fake = await startFakeStripe();
   const db: TestDatabase | undefined =
     backend === 'postgres' ? await createTestDatabase('tg_bill') : undefined;
@@ -47,6 +50,7 @@ export async function startBillingRig(backend: 'sqlite' | 'postgres'): Promise<B
       TOLLGATE_SETTLE_THRESHOLD_USD: '1',
       TOLLGATE_SETTLE_EVERY_HOURS: '24',
       TOLLGATE_SETTLE_CHECK_SECONDS: '3600',
+      ...env,
     },
     clock: { now: () => Date.now() + offset.ms },
     handlers: {

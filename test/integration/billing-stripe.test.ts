@@ -120,7 +120,7 @@ describe('card on file and the welcome credit line', () => {
     expect((await paidCall(b.key)).status).toBe(402);
     // The 402 points to the dashboard, where the account can top up.
     const r = await paidCall(b.key);
-    expect(r.body.error.message).toContain(`Top up or add a card at ${t.url}/account.`);
+    expect(r.body.error.message).toContain(`Top up or add a card at ${t.url}/account/top-up.`);
   });
 });
 
@@ -192,7 +192,7 @@ describe('settlement: the card settles only actual usage', () => {
     expect(refused.body.error.message).toContain(
       'Your credit line is frozen: the visa card ending 0341 was declined (generic_decline)',
     );
-    expect(refused.body.error.message).toContain(`Update your card or top up at ${t.url}/account.`);
+    expect(refused.body.error.message).toContain(`Update your card or top up at ${t.url}/account/card.`);
     expect(refused.body.error.details).toMatchObject({ credit_line: 'frozen' });
     // The scheduler does not retry a declined card by itself.
     await billing().scheduler.tick();

@@ -56,7 +56,7 @@ describe.each(BACKENDS)('lifecycle with a credit line ($name)', (backend) => {
         details: { credit_line: 'frozen', frozen_reason: expect.stringContaining('declined') },
       });
       expect((err as Error).message).toBe(
-        'Insufficient credit: scraperC/scrape needs $0.01 and $0.00 is available. Your credit line is frozen: the card ending 0341 was declined (card_declined) when settling $1.50. Update your card or top up at https://gw.example/account. Nothing was charged.',
+        'Insufficient credit: scraperC/scrape needs $0.01 and $0.00 is available. Your credit line is frozen: the card ending 0341 was declined (card_declined) when settling $1.50. Update your card or top up at https://gw.example/account/card. Nothing was charged.',
       );
       await money.unfreezeLine(acct);
       expect((await hold(money, acct)).kind).toBe('held');
@@ -75,7 +75,7 @@ describe.each(BACKENDS)('lifecycle with a credit line ($name)', (backend) => {
         accountUrl: () => 'http://gw/account',
       });
       const err2 = (await hold(withPage, acct.id).catch((e: unknown) => e)) as Error;
-      expect(err2.message).toContain('Top up or add a card at http://gw/account.');
+      expect(err2.message).toContain('Top up or add a card at http://gw/account/top-up.');
     });
   });
 });
