@@ -21,10 +21,18 @@ export interface CompiledPolicy {
   hosts: Set<string>;
   suffixes: string[];
   cidrs: Array<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
+  /**
+   * IP literals already judged (address → why refused, or null): the verdict is a function of the address and
+   * this fixed policy alone, and parsing it costs more than the rest of a URL's check. Bounded (cleared when full).
+   */
+  verdicts: Map<string, string | null>;
 }
 
+/** How many IP-literal verdicts a policy remembers before starting over. */
+const MAX_VERDICTS = 4096;
+
 export function compilePolicy(policy: SsrfPolicy): CompiledPolicy {
-  const out: CompiledPolicy = { hosts: new Set(), suffixes: [], cidrs: [] };
+  const out: CompiledPolicy = { hosts: new Set(), suffixes: [], cidrs: [], verdicts: new Map() };
   for (const raw of policy.allow) {
     const entry = raw.trim().toLowerCase();
     if (!entry) continue;
@@ -98,7 +106,12 @@ export function checkUrl(url: string, policy: CompiledPolicy): URL {
   const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (hostAllowed(host, policy)) return u;
   if (isIP(host)) {
-    const why = addressRefusal(host, policy);
+    let why = policy.verdicts.get(host);
+    if (why === undefined) {
+      why = addressRefusal(host, policy);
+      if (policy.verdicts.size >= MAX_VERDICTS) policy.verdicts.clear();
+      policy.verdicts.set(host, why);
+    }
     if (why) throw refused(url, why);
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
     throw refused(url, 'localhost is not allowed');

@@ -56,6 +56,19 @@ describe('[ssrf:refuse-private] the SSRF guard refuses internal targets', () => 
     }
   });
 
+  it('remembers the verdict on an IP literal without ever letting a refused one through, within a bound', () => {
+    const policy = compilePolicy({ allow: ['10.1.0.0/16'] });
+    for (let i = 0; i < 3; i++) {
+      expect(() => checkUrl('http://169.254.169.254/latest/meta-data/', policy)).toThrow(/linkLocal/);
+      expect(() => checkUrl('http://[::ffff:127.0.0.1]/', policy)).toThrow(/Refused/);
+      expect(checkUrl('http://10.1.2.3/', policy).hostname).toBe('10.1.2.3');
+      expect(checkUrl('http://8.8.8.8/', policy).hostname).toBe('8.8.8.8');
+    }
+    for (let i = 0; i < 5_000; i++) checkUrl(`http://8.8.${i >> 8}.${i & 255}/`, policy);
+    expect(policy.verdicts.size).toBeLessThanOrEqual(4096);
+    expect(() => checkUrl('http://127.0.0.1/', policy)).toThrow(/loopback/);
+  });
+
   it('lets public addresses and names through checkUrl', () => {
     for (const u of ['http://8.8.8.8/', 'https://example.com/a?b=1', 'http://[2606:4700::1111]/']) {
       expect(refusal(u), u).toBeUndefined();
