@@ -130,7 +130,9 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
     client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
 
+  const inflight = new Inflight();
   const ledger = openStateLedger(state, {
+    alone: () => inflight.size <= 1,
     clock,
     idempotencyTtlMs: config.idempotencyTtlMs,
     groupCommit: true,
@@ -235,7 +237,6 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   }
   log.info({ scrapers: webStack.routes }, 'web engine routes');
 
-  const inflight = new Inflight();
   // Receipts of paid responses: the operator's key, or one generated once into the database (every replica).
   const receipts = await loadReceiptSigner(
     config.env.TOLLGATE_RECEIPT_SIGNING_KEY,

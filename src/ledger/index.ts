@@ -21,6 +21,11 @@ export interface LedgerOptions {
   commits?: CommitHistograms | undefined;
   /** How long an API key read from the database is trusted (src/ledger/key-cache.ts); 0 or absent: no cache. */
   keyCacheTtlMs?: number | undefined;
+  /**
+   * SQLite, group commit: whether the process has only one call in flight; its capture's fdatasync then runs on
+   * the event loop instead of libuv's pool (src/ledger/sqlite/group-commit.ts `alone`).
+   */
+  alone?: (() => boolean) | undefined;
   /** A background checkpoint failed (SQLite, group commit): the gateway logs it. */
   onCheckpointError?: ((message: string) => void) | undefined;
 }
@@ -67,7 +72,9 @@ function sqliteLedger(db: SqliteDb, path: string, opts: LedgerOptions): Ledger {
     clock: opts.clock,
     idempotencyTtlMs: opts.idempotencyTtlMs,
     commits: opts.commits,
-    durability: opts.groupCommit ? { kind: 'group', walPath: `${path}-wal` } : { kind: 'inline' },
+    durability: opts.groupCommit
+      ? { kind: 'group', walPath: `${path}-wal`, alone: opts.alone }
+      : { kind: 'inline' },
     onCheckpointError: opts.onCheckpointError,
     keyCacheTtlMs: opts.keyCacheTtlMs,
   });

@@ -965,6 +965,46 @@ describe('SQLite group commit', () => {
     expect(syncs).toHaveLength(0);
   });
 
+  it('[billing:one-durable-commit] a lone call syncs on the event loop; with company, on the pool', async () => {
+    const path = join(dir, 'alone.db');
+    const aloneDb = openSqlite(path);
+    let alone = true;
+    const inline: number[] = [];
+    const pooled: Array<(err: NodeJS.ErrnoException | null) => void> = [];
+    const l = new SqliteLedger(aloneDb, {
+      clock,
+      idempotencyTtlMs: HOUR,
+      durability: {
+        kind: 'group',
+        walPath: `${path}-wal`,
+        sync: (_fd, done) => pooled.push(done),
+        alone: () => alone,
+        syncNow: (fd) => inline.push(fd),
+      },
+    });
+    try {
+      const acct = (await l.createAccount({ name: 'alone' })).id; // its own commit: synced inline
+      await l.credit(acct, 100_000, 'test');
+      const call = ((await l.begin(req(acct, 10_000))) as { callId: string }).callId;
+      await l.capture(call, { amountMicros: 10_000, provider: null, durationMs: 1 });
+      expect(inline.length).toBe(3);
+      expect(pooled).toHaveLength(0);
+      alone = false;
+      const next = ((await l.begin(req(acct, 10_000))) as { callId: string }).callId;
+      const capture = l.capture(next, { amountMicros: 10_000, provider: null, durationMs: 1 });
+      expect(await settled(capture)).toBe(false); // waits for the pool's fdatasync
+      expect(pooled).toHaveLength(1);
+      pooled.shift()?.(null);
+      await capture;
+      expect(inline.length).toBe(3);
+      expect((await l.getCall(next))?.status).toBe('succeeded');
+    } finally {
+      for (const done of pooled.splice(0)) done(null);
+      await l.close();
+      aloneDb.close();
+    }
+  });
+
   it('a void releases at once and waits for no fsync; its failure record rides on the next commit', async () => {
     const acct = await account(100_000);
     const call = ((await ledger.begin(req(acct, 10_000))) as { callId: string }).callId;
