@@ -10,7 +10,7 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 /** Module group of a file (by folder), as in docs/architecture.md's table. */
 function groupOf(file: string): string {
   const rel = relative(ROOT, file).replaceAll('\\', '/');
-  if (rel === 'src/main.ts' || rel.startsWith('src/cli/')) return 'root';
+  if (rel === 'src/main.ts' || rel.startsWith('src/cli/') || rel.startsWith('src/gateway/')) return 'root';
   if (rel === 'src/errors.ts') return 'errors';
   if (rel === 'src/log.ts') return 'lib';
   // The state handle (SQLite or PostgreSQL) every store opens from: with the store layer.

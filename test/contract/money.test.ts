@@ -37,7 +37,7 @@ const SOURCE = ['src', 'catalog', 'tools', 'auth'].flatMap((d) =>
   files(join(ROOT, d)).map((f) => relative(ROOT, f).replaceAll('\\', '/')),
 );
 const isLedgerImpl = (f: string) => f.startsWith('src/ledger/');
-const isRoot = (f: string) => f === 'src/main.ts' || f.startsWith('src/cli/');
+const isRoot = (f: string) => f === 'src/main.ts' || f.startsWith('src/cli/') || f.startsWith('src/gateway/');
 
 /** Calls of a money method on anything named like a ledger: `ledger.capture(`, `this.deps.ledger.void(`. */
 const MONEY_CALL = new RegExp(`\\b\\w*[Ll]edger\\??\\s*\\.\\s*(${MONEY_METHODS.join('|')})\\s*\\(`, 'g');
