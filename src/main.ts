@@ -11,6 +11,7 @@ import { createAuthorizationServer } from '../auth/oauth/server.js';
 import { handlers as catalogHandlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
+import { type Alerts, openAlerts } from './alerts/index.js';
 import type { StateDb } from './backend.js';
 import type { Billing } from './billing/index.js';
 import { gatewayReadiness, openGatewayState } from './cli/state.js';
@@ -93,6 +94,7 @@ export interface Gateway {
   x402: X402Deps | undefined;
   /** Card payments (Stripe); undefined when TOLLGATE_STRIPE_SECRET_KEY / _WEBHOOK_SECRET are unset. */
   billing: Billing | undefined;
+  alerts: Alerts;
   /** Metrics (when TOLLGATE_METRICS_TOKEN or TOLLGATE_METRICS_PORT is set) and traces (OTEL_*). */
   telemetry: Telemetry | undefined;
   /** The admin listener's URL (TOLLGATE_METRICS_PORT), once listening. */
@@ -291,10 +293,13 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
   // through the authorization server's one callback, hence the late binding).
   const grants = new OAuthGrants(oauth.store);
+  // Per-account alerts (src/alerts): thresholds looked at off the call path, deliveries sent in the background.
+  const alerts = await openAlerts(config, { state, ledger, money, clock, log, apps: (id) => grants.of(id) });
   const account = await accountPages({
     state,
     ledger,
     billing,
+    alerts,
     apps: {
       list: (id) => grants.of(id),
       setLimit: (id, client, micros) => oauth.store.setDailyLimit(id, client, micros),
@@ -427,6 +432,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log,
     x402,
     billing,
+    alerts,
     telemetry,
     get adminUrl() {
       return admin?.url;
@@ -473,6 +479,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
       oauth.close();
       await clientMetadata.close();
       await billing?.close();
+      await alerts.close();
       sweeper.stop();
       health.close();
       await ledger.close();
