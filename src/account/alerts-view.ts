@@ -52,8 +52,8 @@ ${postForm(
   `<div><label for="alert-webhook">Webhook URL</label><input type="text" id="alert-webhook" name="webhook_url" class="wide" inputmode="url" value="${escapeHtml(f.webhook_url)}" placeholder="https://example.com/tollgate-alerts"${invalid('webhook_url')}>
 <p class="hint">Each alert is POSTed as JSON, signed in the <code>Tollgate-Signature</code> header; retried with backoff until your server answers 2xx. Leave empty for none.</p></div>
 ${email}
-<div><label for="alert-threshold">Balance threshold (USD)</label><input type="text" id="alert-threshold" name="balance_threshold_usd" inputmode="decimal" size="8" value="${escapeHtml(f.balance_threshold_usd)}"${invalid('balance_threshold_usd')}>
-<p class="hint">Alert once when what you can spend falls below it; again only after it is back above (a top-up). Empty: none.</p></div>
+<div class="row"><div><label for="alert-threshold">Balance threshold (USD)</label><input type="text" id="alert-threshold" name="balance_threshold_usd" inputmode="decimal" size="8" value="${escapeHtml(f.balance_threshold_usd)}"${invalid('balance_threshold_usd')}></div></div>
+<p class="hint">Alert once when what you can spend falls below it; again only after it is back above (a top-up). Empty: none.</p>
 <fieldset${invalid('events')}><legend>Events</legend>
 ${boxes}
 </fieldset>
@@ -69,9 +69,15 @@ function webhookSection(v: AlertsView): string {
 ${secretBox('webhook-secret', v.secret, 'Copy the signing secret')}</div>`
     : '';
   const secretState = s?.webhook_url
-    ? `<p id="secret-state">A signing secret is set for <code>${escapeHtml(s.webhook_url)}</code>.</p>
-${postForm('/account/alerts/rotate', v.csrf, '<button type="submit" class="secondary">Rotate the signing secret</button>')}`
+    ? `<p id="secret-state">A signing secret is set for <code>${escapeHtml(s.webhook_url)}</code>.</p>`
     : '<p id="secret-state">No webhook is set: a signing secret is made (and shown once) when you save one.</p>';
+  const rotate = s?.webhook_url
+    ? postForm(
+        '/account/alerts/rotate',
+        v.csrf,
+        '<button type="submit" class="secondary">Rotate the signing secret</button>',
+      )
+    : '';
   const test =
     s && (s.webhook_url || (v.emailEnabled && s.emails.length > 0))
       ? postForm(
@@ -83,7 +89,7 @@ ${postForm('/account/alerts/rotate', v.csrf, '<button type="submit" class="secon
   return `<section aria-labelledby="alert-secret-h" id="alert-secret">
 <h2 id="alert-secret-h">Webhook signature</h2>
 ${shown}${secretState}
-<div class="row">${test}</div>
+<div class="row">${rotate}${test}</div>
 </section>`;
 }
 
@@ -93,7 +99,7 @@ function deliverySection(v: AlertsView): string {
       const next =
         r.status === 'pending' ? (r.next_attempt_at <= v.now ? 'now' : isoMinute(r.next_attempt_at)) : '';
       const error = r.last_error ? `<br><span class="hint">${escapeHtml(r.last_error)}</span>` : '';
-      return `<tr data-event="${escapeHtml(r.event_id)}" data-channel="${r.channel}" data-status="${r.status}" data-attempts="${r.attempts}"><td class="meta">${isoMinute(r.created_at)}</td><td class="lead">${escapeHtml(r.type)}<br><code class="hint">${escapeHtml(r.event_id)}</code></td><td class="meta">${r.channel}</td><td class="meta">${escapeHtml(r.status)}${error}</td><td class="num">${r.attempts}</td><td class="num" data-response="${r.last_status ?? ''}">${r.last_status ?? ''}</td><td class="meta">${next}</td><td class="wide"><code>${escapeHtml(r.target ?? '')}</code></td></tr>`;
+      return `<tr data-event="${escapeHtml(r.event_id)}" data-channel="${r.channel}" data-status="${r.status}" data-attempts="${r.attempts}"><td class="meta">${isoMinute(r.created_at)}</td><td class="lead">${escapeHtml(r.type)}<br><code class="hint">${escapeHtml(r.event_id)}</code></td><td class="meta">${r.channel}</td><td class="meta">${escapeHtml(r.status)}${error}</td><td class="num">${r.attempts}</td><td class="meta" data-response="${r.last_status ?? ''}">${r.last_status === null ? '' : `${r.channel === 'email' ? 'SMTP' : 'HTTP'} ${r.last_status}`}</td><td class="meta">${next}</td><td class="wide"><code>${escapeHtml(r.target ?? '')}</code></td></tr>`;
     })
     .join('');
   return `<section aria-labelledby="deliveries-h" id="deliveries">

@@ -116,23 +116,23 @@ export class Evaluator {
       );
     }
 
+    // Recorded with or without a line, so that the first freeze of a line granted later is a change.
     const line = await this.d.ledger.creditLine(accountId);
-    if (line.limit_micros > 0 || line.frozen) {
-      const type: AlertEventType = line.frozen ? 'credit_line.frozen' : 'credit_line.restored';
-      const data = {
-        ...(line.frozen ? { reason: line.frozen.reason } : {}),
-        ...money('limit', line.limit_micros),
-        ...money('drawn', line.drawn_micros),
-      };
-      await mark(
-        accountId,
-        'line',
-        line.frozen ? 'frozen' : 'ok',
-        channels,
-        (prev) => (prev !== undefined && on.has(type) ? newEvent(type, accountId, data, now) : undefined),
-        now,
-      );
-    }
+    const lineType: AlertEventType = line.frozen ? 'credit_line.frozen' : 'credit_line.restored';
+    const lineData = {
+      ...(line.frozen ? { reason: line.frozen.reason } : {}),
+      ...money('limit', line.limit_micros),
+      ...money('drawn', line.drawn_micros),
+    };
+    await mark(
+      accountId,
+      'line',
+      line.frozen ? 'frozen' : 'ok',
+      channels,
+      (prev) =>
+        prev !== undefined && on.has(lineType) ? newEvent(lineType, accountId, lineData, now) : undefined,
+      now,
+    );
 
     if (!on.has('cap.warning') && !on.has('cap.reached')) return;
     for (const c of await this.d.caps.capUsage(accountId, now)) {

@@ -134,7 +134,7 @@ class SqlAlertStore implements AlertStore {
     return rows.map((r) => r.account_id);
   }
 
-  mark(
+  async mark(
     accountId: string,
     mark: string,
     value: string,
@@ -142,6 +142,14 @@ class SqlAlertStore implements AlertStore {
     decide: MarkDecision,
     now: number,
   ): Promise<AlertEvent | undefined> {
+    // Most looks find the state unchanged: read it first, and only a change takes the write lock (and re-reads).
+    const seen = await this.db
+      .selectFrom('alert_marks')
+      .select('value')
+      .where('account_id', '=', accountId)
+      .where('mark', '=', mark)
+      .executeTakeFirst();
+    if (seen?.value === value) return undefined;
     return inTransaction(this.db, async (trx) => {
       const row = await forUpdate(
         trx,

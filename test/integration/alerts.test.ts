@@ -60,7 +60,7 @@ describe.each([{ name: 'sqlite' as const }, { name: 'postgres' as const }])(
       await mail?.close();
     });
 
-    it('[alerts:signed] many paid calls crossing at once fire one webhook (signed, verified by the receiver) and one e-mail; a top-up re-arms it', async () => {
+    it('[alerts:signed] [alerts:email] many paid calls crossing at once fire one webhook (signed, verified by the receiver) and one e-mail; a top-up re-arms it', async () => {
       const { accountId, key } = await t.account('5');
       const page = await alertsPage(t, key);
       const saved = await page.save({
