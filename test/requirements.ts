@@ -559,7 +559,8 @@ export const REQUIREMENTS = {
     'A credit line frozen or restored, a top-up or a settlement that succeeded or failed fires one alert each, however often Stripe reports it.',
   'alerts:signed':
     'Webhook deliveries are signed like Stripe\'s (Tollgate-Signature: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")); the event has a stable id, type, created, account and data; a receiver can verify it.',
-  'alerts:email': 'Alert e-mail goes out over SMTP (TOLLGATE_SMTP_URL) to the addresses the account holder set.',
+  'alerts:email':
+    'Alert e-mail goes out over SMTP (TOLLGATE_SMTP_URL) to the addresses the account holder set.',
   'alerts:webhook-ssrf':
     'A webhook URL passes the SSRF guard when saved (a 400 naming webhook_url) and at each delivery (a name rebinding to an internal address is refused); redirects are not followed.',
   'alerts:retry-backoff':
@@ -568,7 +569,8 @@ export const REQUIREMENTS = {
     'Alerts wait in a durable outbox: exactly one replica makes each attempt, only it records the outcome, and one left by a dead replica or a restart is made again.',
   'alerts:once-per-crossing':
     'The state of each threshold is kept in the database and changed with its alert in one transaction: concurrent evaluations, replicas and restarts never fire a crossing twice.',
-  'alerts:replicas': 'Calls crossing a threshold on two replicas on PostgreSQL at once fire one alert, delivered once.',
+  'alerts:replicas':
+    'Calls crossing a threshold on two replicas on PostgreSQL at once fire one alert, delivered once.',
   'alerts:dashboard-in-browser':
     'In a browser, the alerts page saves the webhook (its secret shown once), refuses an internal URL naming the field, and shows the delivery log.',
   // monitoring (docs/operator.md "Monitoring"; docs/decisions.md "Monitoring")
