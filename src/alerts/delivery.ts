@@ -42,6 +42,8 @@ type Outcome = Omit<AttemptResult, 'retryAt'>;
 
 export class Deliveries {
   private running: Promise<void> | undefined;
+  /** Aborted when the gateway stops: attempts in flight are dropped, their leases left to run out. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly d: DeliveryDeps) {}
 
@@ -54,6 +56,7 @@ export class Deliveries {
   }
 
   private async run(): Promise<void> {
+    if (this.stopping.signal.aborted) return;
     const now = this.d.clock.now();
     const due = await this.d.store.due(now, BATCH);
     await Promise.all(
@@ -64,6 +67,11 @@ export class Deliveries {
     );
   }
 
+  /** Stops sending: what is in flight is abandoned unrecorded (another replica, or the next start, makes it). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
   private async attempt(row: DeliveryRow): Promise<void> {
     let out: Outcome;
     try {
@@ -71,6 +79,7 @@ export class Deliveries {
     } catch (err) {
       out = { delivered: false, target: null, status: null, error: (err as Error).message };
     }
+    if (this.stopping.signal.aborted && !out.delivered) return;
     const now = this.d.clock.now();
     const giveUp = !out.delivered && (row.attempts >= MAX_ATTEMPTS || out.error?.startsWith('gone:'));
     const result: AttemptResult = {
@@ -109,7 +118,13 @@ export class Deliveries {
       [EVENT_ID_HEADER]: row.event_id,
     };
     try {
-      const { status } = await this.d.poster.post(target, row.payload, headers, WEBHOOK_TIMEOUT_MS);
+      const { status } = await this.d.poster.post(
+        target,
+        row.payload,
+        headers,
+        WEBHOOK_TIMEOUT_MS,
+        this.stopping.signal,
+      );
       const ok = status >= 200 && status < 300;
       const error = ok
         ? null

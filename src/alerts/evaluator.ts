@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { type CapSource, capScope } from './caps.js';
@@ -24,7 +23,8 @@ export interface EvaluatorDeps {
   ledger: LedgerRecords;
   caps: CapSource;
   clock: Clock;
-  log: Logger;
+  /** A look that failed (logged at most so often: a database outage would say it every second). */
+  failed(err: unknown, accountId: string): void;
   /** Where the account's alerts go now (none: nothing to evaluate). */
   channels(s: AlertSettings): Channel[];
 }
@@ -73,7 +73,7 @@ export class Evaluator {
       } catch (err) {
         // Looked at again with the next movement (or the next start); a database hiccup loses no crossing.
         this.dirty.add(id);
-        this.d.log.warn({ err, account: id }, 'alerts: could not evaluate the account');
+        this.d.failed(err, id);
       }
     }
   }

@@ -83,7 +83,18 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
     resetsAt: nextUtcMidnight,
   });
   const caps = d.caps ? allCaps(apps, d.caps) : apps;
-  const evaluator = new Evaluator({ store, ledger: d.ledger, caps, clock: d.clock, log: d.log, channels });
+  // Background failures, at most one line a minute: an outage of the database is logged once by the gateway.
+  let lastWarn = 0;
+  let closed = false;
+  const warn = (err: unknown, fields: Record<string, unknown>, msg: string) => {
+    if (closed || Date.now() - lastWarn < 60_000) return;
+    lastWarn = Date.now();
+    d.log.warn({ err, ...fields }, msg);
+  };
+  const evaluator = new Evaluator({
+    ...{ store, ledger: d.ledger, caps, clock: d.clock, channels },
+    failed: (err, account) => warn(err, { account }, 'alerts: could not look at an account; will again'),
+  });
   const deliveries = new Deliveries({
     store,
     clock: d.clock,
@@ -172,7 +183,7 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
     // The states as they are now, so the next change is a crossing (and not the first look at the account).
     evaluator.watch(accountId);
     await evaluator.evaluate(accountId).catch((err: unknown) => {
-      d.log.warn({ err, account: accountId }, 'alerts: could not look at the account; will again');
+      warn(err, { account: accountId }, 'alerts: could not look at an account; will again');
       evaluator.touched(accountId);
     });
     return secret && secret !== before?.webhook_secret ? { secret } : {};
@@ -197,7 +208,7 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
   }
   const guarded = () => {
     running ??= tick()
-      .catch((err: unknown) => d.log.warn({ err }, 'alerts: a background pass failed'))
+      .catch((err: unknown) => warn(err, {}, 'alerts: a background pass failed; will again'))
       .finally(() => {
         running = undefined;
       });
@@ -228,8 +239,11 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
     deliveries: (id, limit) => store.recent(id, limit),
     tick: guarded,
     async close() {
+      closed = true;
       if (timer) clearInterval(timer);
-      await running;
+      // A webhook in flight is abandoned at once; an e-mail gets a moment (its lease lets another send it).
+      deliveries.stop();
+      await Promise.race([running, new Promise((r) => setTimeout(r, 1_000).unref())]);
       await poster.close();
       mail?.sender.close();
     },

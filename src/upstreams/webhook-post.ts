@@ -38,7 +38,13 @@ export interface WebhookPoster {
   /** Refuses (400 naming `field`) a URL that may not be a webhook: not http(s), not public, not resolvable. */
   check(url: string, field: string): Promise<string>;
   /** POSTs `body`; resolves with the answer's status, rejects with the reason it could not be delivered. */
-  post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<WebhookAnswer>;
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<WebhookAnswer>;
   close(): Promise<void>;
 }
 
@@ -122,9 +128,10 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
     body: string,
     headers: Record<string, string>,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<WebhookAnswer> {
     const target = parse(url);
-    const linked = linkSignals([], timeoutMs);
+    const linked = linkSignals([signal], timeoutMs);
     try {
       // undici's request never follows redirects: a 3xx comes back as it is.
       const res = await request(target, {
@@ -148,6 +155,7 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
       if (e instanceof SsrfRefusal) throw e;
       if (cause instanceof SsrfRefusal) throw cause;
       if (linked.timedOut) throw new Error(`no answer within ${timeoutMs} ms`);
+      if (signal?.aborted) throw new Error('abandoned: the gateway is stopping');
       const code = (e as { code?: string })?.code ?? (cause as { code?: string })?.code;
       throw new Error(`unreachable (${code ?? (e as Error)?.message ?? 'network error'})`);
     } finally {
