@@ -103,6 +103,23 @@ export function openAlertStore(state: StateDb): AlertStore {
 
 const list = (s: string) => (s ? s.split(',') : []);
 
+/** A DeliveryRow's columns (the lease's are the store's own). */
+const DELIVERY_COLUMNS = [
+  'event_id',
+  'channel',
+  'account_id',
+  'type',
+  'payload',
+  'target',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'last_status',
+  'last_error',
+  'created_at',
+  'updated_at',
+] as const;
+
 class SqlAlertStore implements AlertStore {
   constructor(private readonly db: StoreDb) {}
 
@@ -255,21 +272,7 @@ class SqlAlertStore implements AlertStore {
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .returning([
-        'event_id',
-        'channel',
-        'account_id',
-        'type',
-        'payload',
-        'target',
-        'status',
-        'attempts',
-        'next_attempt_at',
-        'last_status',
-        'last_error',
-        'created_at',
-        'updated_at',
-      ])
+      .returning(DELIVERY_COLUMNS)
       .executeTakeFirst();
   }
 
@@ -307,21 +310,7 @@ class SqlAlertStore implements AlertStore {
   recent(accountId: string, limit: number): Promise<DeliveryRow[]> {
     return this.db
       .selectFrom('alert_outbox')
-      .select([
-        'event_id',
-        'channel',
-        'account_id',
-        'type',
-        'payload',
-        'target',
-        'status',
-        'attempts',
-        'next_attempt_at',
-        'last_status',
-        'last_error',
-        'created_at',
-        'updated_at',
-      ])
+      .select(DELIVERY_COLUMNS)
       .where('account_id', '=', accountId)
       .orderBy('created_at', 'desc')
       .orderBy('event_id', 'desc')
