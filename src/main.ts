@@ -2,6 +2,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import type { Handlers } from '../tools/types.js';
+import type { Alerts } from './alerts/index.js';
 import type { StateDb } from './backend.js';
 import type { Billing } from './billing/index.js';
 import type { Config } from './config/index.js';
@@ -62,6 +63,8 @@ export interface Gateway {
   x402: X402Deps | undefined;
   /** Card payments (Stripe); undefined when TOLLGATE_STRIPE_SECRET_KEY / _WEBHOOK_SECRET are unset. */
   billing: Billing | undefined;
+  /** Per-account alerts (src/alerts). */
+  alerts: Alerts;
   /** Metrics (when TOLLGATE_METRICS_TOKEN or TOLLGATE_METRICS_PORT is set) and traces (OTEL_*). */
   telemetry: Telemetry | undefined;
   /** The admin listener's URL (TOLLGATE_METRICS_PORT), once listening. */
@@ -88,8 +91,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     startBackground(base, books, opened, doors);
     const { ledger, money, x402 } = books;
     const { state, log, telemetry } = base;
-    const { app, mcp, billing } = doors;
-    const g = { config, app, ledger, money, mcp, state, run, log, x402, billing, telemetry };
+    const { app, mcp, billing, alerts } = doors;
+    const g = { config, app, ledger, money, mcp, state, run, log, x402, billing, alerts, telemetry };
     return Object.assign(serving(base, doors), g);
   } catch (err) {
     await base.closers.close();

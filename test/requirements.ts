@@ -558,6 +558,29 @@ export const REQUIREMENTS = {
     'Vendor 4xx/5xx, success:false bodies and target error statuses are failures, charged nothing, vendor text withheld.',
   'vendor:rate-limit':
     "A vendor's 429 becomes 503 upstream_busy with Retry-After; an exhausted vendor account a 503.",
+  // alerts (docs/operator.md "Alerts"; docs/decisions.md "Alerts")
+  'alerts:balance-once':
+    "An account's available balance falling below its threshold fires one alert (webhook and e-mail), however many calls cross it at once; going back above (a top-up) re-arms it.",
+  'alerts:cap-crossing':
+    'A key or OAuth app at 80 % and at 100 % of a spending cap (100 %: spent in full, or a call refused by the cap) fires once per window each; the next window fires again.',
+  'alerts:billing-events':
+    'A credit line frozen or restored, a top-up or a settlement that succeeded or failed fires one alert each, however often Stripe reports it.',
+  'alerts:signed':
+    'Webhook deliveries are signed like Stripe\'s (Tollgate-Signature: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")); the event has a stable id, type, created, account and data; a receiver can verify it.',
+  'alerts:email':
+    'Alert e-mail goes out over SMTP (TOLLGATE_SMTP_URL) to the addresses the account holder set.',
+  'alerts:webhook-ssrf':
+    'A webhook URL passes the SSRF guard when saved (a 400 naming webhook_url) and at each delivery (a name rebinding to an internal address is refused); redirects are not followed.',
+  'alerts:retry-backoff':
+    'A failed delivery is retried with exponential backoff, on the gateway clock, up to a bound, with the same event and body.',
+  'alerts:outbox':
+    'Alerts wait in a durable outbox: exactly one replica makes each attempt, only it records the outcome, and one left by a dead replica or a restart is made again.',
+  'alerts:once-per-crossing':
+    'The state of each threshold is kept in the database and changed with its alert in one transaction: concurrent evaluations, replicas and restarts never fire a crossing twice.',
+  'alerts:replicas':
+    'Calls crossing a threshold on two replicas on PostgreSQL at once fire one alert, delivered once.',
+  'alerts:dashboard-in-browser':
+    'In a browser, the alerts page saves the webhook (its secret shown once), refuses an internal URL naming the field, and shows the delivery log.',
   // monitoring (docs/operator.md "Monitoring"; docs/decisions.md "Monitoring")
   'ops:metrics':
     'GET /metrics exposes calls by action, door, payment method and outcome, latencies, ledger, upstream, model router and process metrics.',
@@ -577,7 +600,7 @@ export const REQUIREMENTS = {
   'ops:soak-disconnects':
     'A client that disconnects at any moment never ends the gateway process (no unhandled rejection); its hold is voided.',
   'ops:lazy-modules':
-    'Optional modules load only when configured or first used: MCP SDK (first /mcp request), x402/viem, oidc-provider and openid-client (first OAuth use), S3, Stripe, OpenTelemetry, prom-client, playwright-core (first render).',
+    'Optional modules load only when configured or first used: MCP SDK (first /mcp request), x402/viem, oidc-provider and openid-client (first OAuth use), S3, Stripe, OpenTelemetry, prom-client, nodemailer (TOLLGATE_SMTP_URL), playwright-core (first render).',
   'bench:summary-from-sections':
     "docs/benchmarks.md's summary is built by npm run bench from the target rows each section stores; a section not re-run keeps its own.",
   'ops:request-log':

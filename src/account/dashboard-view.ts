@@ -242,7 +242,7 @@ ${postForm('/account/topup', v.csrf, `<div><label for="topup-amount">Amount (USD
 
 export function dashboardBody(v: DashboardView): string {
   return `<h1>Your account${v.account.name ? `: ${escapeHtml(v.account.name)}` : ''}</h1>
-<nav class="inline" aria-label="Sections"><a href="#money">Balance</a><a href="#usage">Usage</a><a href="#transactions">Transactions</a><a href="#keys">API keys</a><a href="#apps">Connected apps</a><a href="#payments">Card and top-ups</a></nav>
+<nav class="inline" aria-label="Sections"><a href="#money">Balance</a><a href="#usage">Usage</a><a href="#transactions">Transactions</a><a href="#keys">API keys</a><a href="#apps">Connected apps</a><a href="#payments">Card and top-ups</a><a href="/account/alerts">Alerts</a></nav>
 ${alert(v.error)}${notice(v.flash)}
 ${moneySection(v)}
 ${usageSection(v)}

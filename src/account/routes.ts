@@ -6,6 +6,7 @@ import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
 import { parseLimit } from '../../auth/oauth/limits.js';
+import type { Alerts } from '../alerts/index.js';
 import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
@@ -13,6 +14,7 @@ import type { Clock } from '../lib/clock.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { priceList } from '../run/price-list.js';
+import { alertRoutes } from './alert-routes.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { fixPages } from './fix-pages.js';
@@ -32,6 +34,8 @@ export interface AccountPagesDeps {
   state: StateDb;
   ledger: LedgerRecords;
   billing: Billing | undefined;
+  /** The alerts page (/account/alerts); none: it answers 404. */
+  alerts?: Alerts | undefined;
   apps: Apps;
   upstream: { name: string; start(res: Response, flow: string): Promise<boolean> } | undefined;
   signup: 'open' | 'closed';
@@ -300,6 +304,7 @@ export async function accountPages(
 
   paymentRoutes(r, { d, form, signedIn, session, dashboard, send, go });
   fixPages(r, { d, signedIn, session, send, csrf: (s) => sessions.csrfFor(s) });
+  alertRoutes(r, { d, form, signedIn, session, send, go, csrfFor: (s) => sessions.csrfFor(s) });
 
   return { router: r, otherSignIn };
 }

@@ -127,6 +127,14 @@ export function eventHandler(d: EventDeps) {
     }
   }
 
+  /** A top-up paid by a delayed method that failed: nothing is credited; the account holder is told (alerts). */
+  async function onPaymentFailed(s: Stripe.Checkout.Session): Promise<void> {
+    await d.store.finishSession(s.id, 'failed', d.clock.now());
+    const row = await d.store.session(s.id);
+    if (row?.purpose !== 'topup') return;
+    await d.money.topUpFailed(row.account_id, s.id, row.amount_micros, 'the payment failed');
+  }
+
   async function onPaymentIntent(snapshot: Stripe.PaymentIntent): Promise<void> {
     const movementId = snapshot.metadata?.tollgate_settlement;
     const accountId = snapshot.metadata?.tollgate_account;
@@ -146,6 +154,7 @@ export function eventHandler(d: EventDeps) {
       case 'checkout.session.async_payment_succeeded':
         return onSession(event.data.object);
       case 'checkout.session.async_payment_failed':
+        return onPaymentFailed(event.data.object);
       case 'checkout.session.expired':
         return d.store.finishSession(event.data.object.id, 'failed', d.clock.now());
       case 'payment_intent.succeeded':

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type AlertsConfig, alertsConfig, alertsEnvShape } from './alerts.js';
 import { type BillingConfig, billingConfig } from './billing.js';
 import { evmAddress, int, list, url, usd } from './fields.js';
 import { type LlmConfig, llmCeiling, llmConfig, llmOverrides } from './llm.js';
@@ -227,6 +228,8 @@ export const envSchema = z.object({
   TOLLGATE_LLM_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(4 * 1024 * 1024),
   // MPP and x402 sessions (src/config/rails.ts).
   ...railsEnvShape,
+  // Alert e-mail (src/config/alerts.ts).
+  ...alertsEnvShape,
   ...vendorShape,
 });
 
@@ -274,6 +277,7 @@ export interface Config {
   /** Where stored files live: the data dir, or S3 (credentials from the AWS_* variables). */
   storage: StorageConfig;
   billing: BillingConfig;
+  alerts: AlertsConfig;
   env: Env;
 }
 
@@ -358,6 +362,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const billing = billingConfig(env, problems);
   const mpp = mppConfig(env, { x402: x402 !== undefined, stripe: billing.stripe !== undefined }, problems);
   const x402Sessions = x402SessionConfig(env, x402 !== undefined, problems);
+  const alerts = alertsConfig(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const host = env.TOLLGATE_HOST;
@@ -398,10 +403,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     oauth,
     storage,
     billing,
+    alerts,
     env,
   };
 }
 
+export * from './alerts.js';
 export * from './billing.js';
 export * from './llm.js';
 export * from './oauth.js';

@@ -132,6 +132,37 @@ export interface Database {
 
   replicas: { id: string; started_at: number; lease_expires_at: number };
 
+  alert_settings: {
+    account_id: string;
+    webhook_url: string | null;
+    webhook_secret: string | null;
+    /** Comma-separated addresses ('' for none). */
+    emails: string;
+    balance_threshold_micros: number | null;
+    /** Comma-separated event types. */
+    events: string;
+    created_at: number;
+    updated_at: number;
+  };
+  alert_marks: { account_id: string; mark: string; value: string; updated_at: number };
+  alert_outbox: {
+    event_id: string;
+    channel: 'webhook' | 'email';
+    account_id: string;
+    type: string;
+    payload: string;
+    target: string | null;
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: Generated<number>;
+    next_attempt_at: number;
+    lease_owner: string | null;
+    lease_until: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+
   crawl_jobs: {
     id: string;
     status: string;

@@ -5,6 +5,7 @@ import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { MCP_SCOPE } from '../../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../../auth/oauth/server.js';
 import { accountPages } from '../account/routes.js';
+import { type Alerts, openAlerts } from '../alerts/index.js';
 import type { Billing } from '../billing/index.js';
 import { gatewayReadiness } from '../cli/state.js';
 import { createApp, type Door } from '../http/app.js';
@@ -31,6 +32,7 @@ export interface Doors {
   app: Express;
   mcp: McpDoor;
   billing: Billing | undefined;
+  alerts: Alerts;
   /** The doors' hot paths, tried in order before express. */
   hot: HotRoute[];
 }
@@ -84,10 +86,14 @@ export async function openDoors(
   // The pages people use: /, sign-up and sign-in, the /account dashboard (their upstream sign-in finishes
   // through the authorization server's one callback, hence the late binding).
   const grants = new OAuthGrants(oauth.store);
+  // Per-account alerts (src/alerts): thresholds looked at off the call path, deliveries sent in the background.
+  const alerts = await openAlerts(config, { state, ledger, money, clock, log, apps: (id) => grants.of(id) });
+  b.closers.add(() => alerts.close());
   const account = await accountPages({
     state,
     ledger,
     billing,
+    alerts,
     apps: {
       list: (id) => grants.of(id),
       setLimit: (id, client, micros) => oauth.store.setDailyLimit(id, client, micros),
@@ -189,5 +195,5 @@ export async function openDoors(
     ready: gatewayReadiness(state, s.files, () => !run.inflight.accepting, health, log),
     onError: (err) => health.report(err),
   });
-  return { app, mcp, billing, hot: [shim.hot, mcp.hot, llmDoor.hot] };
+  return { app, mcp, billing, alerts, hot: [shim.hot, mcp.hot, llmDoor.hot] };
 }

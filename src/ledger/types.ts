@@ -226,6 +226,11 @@ export interface LedgerReads {
   pendingSettlements(startedBefore: number, limit: number): Promise<MovementRow[]>;
   /** Spend per UTC day and service in a time range (calls that succeeded, net of refunds). */
   usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]>;
+  /**
+   * What counts against a per-UTC-day cap today, as the cap is checked: spend captured plus holds in flight; the
+   * account-wide counter, or a scope's (`oauth:<client>`). The alerts' cap crossings read it.
+   */
+  dailySpend(accountId: string, scope?: string): Promise<number>;
 }
 
 /** Accounts and keys: records that move no money. */

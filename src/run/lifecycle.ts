@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
+import type { AlertSignals } from '../alerts/signals.js';
 import { isDatabaseUnavailable } from '../errors.js';
 import type {
   ExternalRequest,
@@ -61,6 +62,8 @@ export interface LifecycleDeps {
    * outage, and the holds left unresolved meanwhile are resolved when it answers again.
    */
   health?: DatabaseHealth | undefined;
+  /** Told where money moved (thresholds are looked at in the background) and what card money did: alerts. */
+  alerts?: AlertSignals | undefined;
 }
 
 /** The holds of this process not resolved yet (call id → when taken), oldest first: the pending-holds gauges. */
@@ -167,6 +170,7 @@ export class Hold {
         }),
       );
       tel?.metrics.charged(this.labels.action, this.labels.payment, r.chargedMicros);
+      this.deps.alerts?.touched(this.accountId);
       return r.chargedMicros;
     } catch (err) {
       tel?.metrics.captureFailed();
@@ -305,6 +309,8 @@ export class Lifecycle {
       };
     }
     if (begun.kind === 'replay') return begun;
+    const capScope = (cap as { scope?: string } | undefined)?.scope;
+    if (begun.kind === 'daily_cap' && capScope) this.deps.alerts?.capRefused(principal.accountId, capScope);
     const refusal = holdRefusal(begun, spec, holdMicros, {
       now: this.deps.clock.now(),
       accountUrl: this.deps.accountUrl?.(),
@@ -337,6 +343,7 @@ export class Lifecycle {
     this.deps.log.info({ account: accountId, micros, reason }, 'credit');
     return this.deps.ledger.credit(accountId, micros, memo).then((balance) => {
       this.deps.telemetry?.metrics.credited(reason, micros);
+      this.deps.alerts?.touched(accountId);
       return balance;
     });
   }
@@ -389,7 +396,19 @@ export class Lifecycle {
         'card money already reversed before it was recorded; nothing moved',
       );
     }
+    await this.deps.alerts?.cardMoney(req, r);
     return r;
+  }
+
+  /** From now on, money movements are reported to the account's alerts (src/alerts, set up after this). */
+  setAlerts(alerts: AlertSignals): void {
+    this.deps.alerts = alerts;
+  }
+
+  /** A top-up's payment failed (Stripe said so): no money moved; the account's alerts are told. */
+  topUpFailed(accountId: string, ref: string, micros: number | null, reason: string): Promise<void> {
+    this.deps.log.info({ account: accountId, ref }, 'top-up failed');
+    return this.deps.alerts?.topUpFailed(accountId, ref, micros, reason) ?? Promise.resolve();
   }
 
   /** Grants a credit line (the welcome line once a card is on file): once per account and once per card. */
@@ -407,12 +426,16 @@ export class Lifecycle {
   /** Freezes an account's line (no new hold draws on it) with the reason its holder will be shown. */
   freezeLine(accountId: string, reason: string): Promise<void> {
     this.deps.log.warn({ account: accountId, reason }, 'credit line frozen');
-    return this.deps.ledger.freezeCreditLine(accountId, reason);
+    return this.deps.ledger
+      .freezeCreditLine(accountId, reason)
+      .then(() => this.deps.alerts?.touched(accountId));
   }
 
   unfreezeLine(accountId: string): Promise<void> {
     this.deps.log.info({ account: accountId }, 'credit line unfrozen');
-    return this.deps.ledger.freezeCreditLine(accountId, null);
+    return this.deps.ledger
+      .freezeCreditLine(accountId, null)
+      .then(() => this.deps.alerts?.touched(accountId));
   }
 
   /** Reserves what was drawn on the line for one charge of the card (one settlement in flight per account). */
@@ -428,6 +451,7 @@ export class Lifecycle {
       { txn: movementId, outcome: r.kind, ...(outcome.ok ? {} : { reason: outcome.reason }) },
       'settlement',
     );
+    await this.deps.alerts?.settlementFinished(movementId, outcome, r);
     return r;
   }
 

@@ -26,7 +26,21 @@ const ALLOWED: Record<string, string[]> = {
   catalog: ['catalog'],
   tools: ['tools', 'catalog', 'upstreams', 'errors', 'lib', 'ports'],
   auth: ['auth', 'ledger', 'errors', 'lib', 'config', 'db'],
-  run: ['run', 'catalog', 'tools', 'auth', 'ledger', 'errors', 'lib', 'config', 'ports', 'ops', 'db', 'pg'],
+  run: [
+    'run',
+    'catalog',
+    'tools',
+    'auth',
+    'ledger',
+    'errors',
+    'lib',
+    'config',
+    'ports',
+    'ops',
+    'db',
+    'pg',
+    'alerts',
+  ],
   http: ['http', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   mcp: ['mcp', 'run', 'auth', 'catalog', 'errors', 'lib', 'config'],
   llm: ['llm', 'run', 'auth', 'catalog', 'errors', 'lib', 'config', 'upstreams', 'ports', 'ops'],
@@ -38,7 +52,10 @@ const ALLOWED: Record<string, string[]> = {
   // Card payments (Stripe): money moves only through run's lifecycle; ledger for its types and reads.
   billing: ['billing', 'run', 'ledger', 'lib', 'errors', 'config', 'db'],
   // The pages people use (landing, sign-up and sign-in, the account dashboard): a door, plus billing.
-  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'db'],
+  account: ['account', 'run', 'auth', 'billing', 'ledger', 'lib', 'errors', 'db', 'alerts'],
+  // Per-account alerts: thresholds read from the ledger, state and outbox in the store layer, webhooks through the
+  // SSRF-guarded poster and e-mail over SMTP (src/upstreams). The lifecycle reports to its seam (signals.ts).
+  alerts: ['alerts', 'ledger', 'db', 'lib', 'errors', 'config', 'upstreams'],
   // The ledger keeps its own SQL per backend; from the store layer it takes only the StateDb type.
   ledger: ['ledger', 'pg', 'db', 'lib', 'errors'],
   storage: ['storage', 'lib', 'errors', 'ports', 'db'],

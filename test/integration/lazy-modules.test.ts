@@ -20,6 +20,7 @@ const STRIPE = ['stripe'];
 const OTEL = ['@opentelemetry/sdk-trace-base'];
 const METRICS = ['prom-client'];
 const BROWSER = ['playwright-core'];
+const MAIL = ['nodemailer'];
 const OPTIONAL = [
   ...MCP,
   ...X402,
@@ -30,6 +31,7 @@ const OPTIONAL = [
   ...OTEL,
   ...METRICS,
   ...BROWSER,
+  ...MAIL,
 ];
 
 interface Step {
@@ -109,7 +111,7 @@ describe('[ops:lazy-modules] optional modules load only when configured or used'
     expect(optionalIn(r['oauth-discovery']).sort()).toEqual([...MCP, ...OAUTH].sort());
   }, 120_000);
 
-  it('each loads at start when configured (metrics, x402, Stripe, S3, tracing); the upstream sign-in client and the browser driver on first use', async () => {
+  it('each loads at start when configured (metrics, x402, Stripe, S3, tracing, alert e-mail); the upstream sign-in client and the browser driver on first use', async () => {
     const r = await probe(['start', 'browser'], {
       TOLLGATE_METRICS_TOKEN: 'probe-metrics-token-0123456789abcdefghijkl',
       TOLLGATE_X402_PAY_TO: '0x1111111111111111111111111111111111111111',
@@ -123,13 +125,13 @@ describe('[ops:lazy-modules] optional modules load only when configured or used'
       AWS_SECRET_ACCESS_KEY: 'probe',
       TOLLGATE_OIDC_ISSUER: 'http://127.0.0.1:9',
       TOLLGATE_OIDC_CLIENT_ID: 'probe',
+      TOLLGATE_SMTP_URL: 'smtp://127.0.0.1:9',
       OTEL_TRACES_EXPORTER: 'console',
     });
-    expect(optionalIn(r.start).sort()).toEqual([...X402, ...S3, ...STRIPE, ...OTEL, ...METRICS].sort());
+    const configured = [...X402, ...S3, ...STRIPE, ...OTEL, ...METRICS, ...MAIL];
+    expect(optionalIn(r.start).sort()).toEqual(configured.sort());
     // Rendering a page loads the browser driver (and the gateway still has no use for MCP or OAuth).
     expect(r.browser?.status).toBe(200);
-    expect(optionalIn(r.browser).sort()).toEqual(
-      [...X402, ...S3, ...STRIPE, ...OTEL, ...METRICS, ...BROWSER].sort(),
-    );
+    expect(optionalIn(r.browser).sort()).toEqual([...configured, ...BROWSER].sort());
   }, 120_000);
 });

@@ -404,6 +404,22 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
       await started(ledger.begin(req(acct, 100_000, cap)));
     });
 
+    it('[alerts:cap-crossing] dailySpend reads what counts against a cap today: captured plus held, per scope', async () => {
+      const acct = await funded(1_000_000);
+      const app = { dailyCap: { limitMicros: 100_000, scope: 'oauth:c1' } };
+      const a = await started(ledger.begin(req(acct, 30_000, app)));
+      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(30_000);
+      await ledger.capture(a, { amountMicros: 20_000, provider: null, durationMs: 1 });
+      const b = await started(ledger.begin(req(acct, 40_000, app)));
+      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(60_000);
+      await ledger.void(b, { errorCode: 'upstream_error', provider: null, durationMs: 1 });
+      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(20_000);
+      expect(await ledger.dailySpend(acct, 'oauth:c2')).toBe(0);
+      expect(await ledger.dailySpend(acct)).toBe(0);
+      clock.set(Date.UTC(2026, 10, 23, 0, 0, 0, 1));
+      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(0);
+    });
+
     it('holds under concurrency: parallel admissions never exceed the cap', async () => {
       const acct = await funded(10_000_000);
       const results = await Promise.all(

@@ -222,7 +222,7 @@ describe('[scale:one-schema] a database made by the release before upgrades with
       const opened = await openState(config(old.url), { replicaId: 'r_new' });
       const made = await openState(config(fresh.url), { replicaId: 'r_new' });
       try {
-        expect(opened.migrated.applied.map((m) => m.version)).toEqual([201, 202, 260, 301, 302, 303]);
+        expect(opened.migrated.applied.map((m) => m.version)).toEqual([201, 202, 260, 301, 302, 303, 330]);
         const { state } = opened;
         await expectRowsKept(state, join(dataDir, 'none'));
         // The rows of a replica whose lease is gone (r_old left no lease row) are adopted by this one.

@@ -1,4 +1,5 @@
 import { LEDGER_MIGRATIONS } from '../../pg/migrations/ledger.js';
+import { ALERT_MIGRATIONS } from './alerts.js';
 import { SIGN_IN_MIGRATIONS } from './sign-in.js';
 import { STORE_MIGRATIONS } from './stores.js';
 import type { Migration } from './types.js';
@@ -16,4 +17,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ),
   ...SIGN_IN_MIGRATIONS,
   ...STORE_MIGRATIONS,
+  ...ALERT_MIGRATIONS,
 ];

@@ -52,4 +52,14 @@ export class PgCallReads {
       [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
     );
   }
+
+  /** The day's cap counter (`YYYY-MM-DD`, or `YYYY-MM-DD <scope>`): holds add to it, captures and voids settle it. */
+  async dailySpend(accountId: string, day: string): Promise<number> {
+    const [r] = await this.rows<{ spent_micros: number }>(
+      'tg_daily_spend',
+      'SELECT spent_micros FROM daily_spend WHERE account_id = $1 AND day = $2',
+      [accountId, day],
+    );
+    return r?.spent_micros ?? 0;
+  }
 }

@@ -419,6 +419,11 @@ export class PgLedger implements Ledger {
     return this.reads.usage(accountId, range);
   }
 
+  dailySpend(accountId: string, scope?: string): Promise<number> {
+    const day = utcDay(this.clock.now());
+    return this.reads.dailySpend(accountId, scope ? `${day} ${scope}` : day);
+  }
+
   movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
     return this.mv.movements(accountId, limit, range);
   }

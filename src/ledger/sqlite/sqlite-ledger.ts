@@ -30,6 +30,7 @@ import {
   type UsageRow,
   type VoidRequest,
 } from '../types.js';
+import { utcDay } from '../utc-day.js';
 import { SqliteCalls } from './calls.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Durability, GroupCommit } from './group-commit.js';
@@ -279,6 +280,13 @@ export class SqliteLedger implements Ledger {
 
   usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
     return Promise.resolve(this.s.usage.all(accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME));
+  }
+
+  dailySpend(accountId: string, scope?: string): Promise<number> {
+    const day = utcDay(this.clock.now());
+    const key = scope ? `${day} ${scope}` : day;
+    const committed = this.s.spent.get(accountId, key)?.spent_micros ?? 0;
+    return Promise.resolve(committed + this.calls.reserved.capHeldOf(accountId, key));
   }
 
   movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
