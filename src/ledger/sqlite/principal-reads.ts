@@ -1,5 +1,5 @@
 import type { SqliteDb } from '../../lib/sqlite.js';
-import type { CallRow, PrincipalSpendRow, TimeRange, UsageRow } from '../types.js';
+import type { PrincipalSpendRow, TimeRange, UsageRow } from '../types.js';
 import type { CallDbRow } from './statements.js';
 
 // The transaction record read per principal (who presented the credential: a key id, `oauth:<client>`), for
