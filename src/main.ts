@@ -311,6 +311,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     log: log.child({ door: 'account' }),
     version: VERSION,
     prices: { services, mode: config.env.TOLLGATE_LIST_UNAVAILABLE },
+    oauthStore: oauth.store,
   });
   accountSignIn = account.otherSignIn;
 
