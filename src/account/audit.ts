@@ -1,5 +1,5 @@
 import type { StoreDb } from '../db/schema.js';
-import { newId } from '../lib/ids.js';
+import { randomToken } from '../lib/ids.js';
 
 // An account's event log: who invited, who joined, who removed whom or changed a role, who made or revoked a key,
 // who changed a limit. Written through the store layer (both backends), shown on the dashboard to owners and
@@ -47,11 +47,22 @@ export interface AuditLog {
   list(accountId: string, limit: number): Promise<AuditEvent[]>;
 }
 
+let seq = 0;
+
+/**
+ * Time-ordered like other ids, with a counter after the millisecond: events this process records in the same
+ * millisecond (a member joins and gets its first key) list in the order they happened.
+ */
+function eventId(now: number): string {
+  seq = (seq + 1) % 36 ** 4;
+  return `evt_${now.toString(36).padStart(9, '0')}${seq.toString(36).padStart(4, '0')}${randomToken(12)}`;
+}
+
 export function openAuditLog(state: { stores: StoreDb }): AuditLog {
   const db = state.stores;
   return {
     async record(e, now = Date.now()) {
-      const event: AuditEvent = { ...e, id: newId('evt', now), created_at: now };
+      const event: AuditEvent = { ...e, id: eventId(now), created_at: now };
       await db
         .insertInto('account_events')
         .values({
@@ -92,8 +103,12 @@ export function openAuditLog(state: { stores: StoreDb }): AuditLog {
 }
 
 /** Records one event on the account's log (for code outside the dashboard: the CLI, the per-key limits). */
-export function recordAuditEvent(state: { stores: StoreDb }, e: AuditEventInput): Promise<AuditEvent> {
-  return openAuditLog(state).record(e);
+export function recordAuditEvent(
+  state: { stores: StoreDb },
+  e: AuditEventInput,
+  now = Date.now(),
+): Promise<AuditEvent> {
+  return openAuditLog(state).record(e, now);
 }
 
 const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
@@ -103,6 +118,8 @@ export function describeAuditEvent(e: AuditEvent): string {
   const who = e.actor.name;
   const what = e.subject?.name ?? '';
   const d = e.detail ?? {};
+  // "for Bob" / "of Bob" only when someone acted on another member's key.
+  const whose = d.member_name && d.member_id !== e.actor.memberId ? str(d.member_name) : '';
   switch (e.action) {
     case 'member.invited':
       return `${who} invited ${what || 'someone'} as ${str(d.role)}`;
@@ -115,9 +132,9 @@ export function describeAuditEvent(e: AuditEvent): string {
     case 'member.role_changed':
       return `${who} changed the role of ${what} from ${str(d.from)} to ${str(d.to)}`;
     case 'key.created':
-      return `${who} created key ${what}${d.member_name ? ` for ${str(d.member_name)}` : ''}`;
+      return `${who} created key ${what}${whose ? ` for ${whose}` : ''}`;
     case 'key.revoked':
-      return `${who} revoked key ${what}${d.member_name ? ` of ${str(d.member_name)}` : ''}`;
+      return `${who} revoked key ${what}${whose ? ` of ${whose}` : ''}`;
     case 'key.limit_changed':
       return `${who} changed the limits of key ${what}${d.summary ? `: ${str(d.summary)}` : ''}`;
     case 'app.limit_changed':

@@ -77,7 +77,9 @@ export class Team {
     const known = await this.store.member(founderId(accountId));
     if (known) return known;
     const account = await this.d.ledger.getAccount(accountId);
-    return this.store.ensureFounder(accountId, account?.name?.slice(0, NAME_MAX) || 'Owner', this.now());
+    // A member since the account exists.
+    const since = account?.created_at ?? this.now();
+    return this.store.ensureFounder(accountId, account?.name?.slice(0, NAME_MAX) || 'Owner', since);
   }
 
   /** Who a key signs in as: its member, or the first owner for a key that has none. Maybe a removed member. */
