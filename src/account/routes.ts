@@ -68,6 +68,7 @@ const FLASH: Record<string, string> = {
   signed_out: 'You are signed out.',
   member_removed:
     'You are no longer a member of that account: your session ended and your keys were revoked.',
+  removed: 'The member was removed: its keys and its sessions stopped at once.',
   invite_revoked: 'The invitation was withdrawn: its link no longer works.',
   role_changed: 'The role was changed.',
   role_same: 'The role was already that one.',

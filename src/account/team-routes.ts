@@ -135,7 +135,7 @@ export function teamRoutes(r: Router, c: TeamRouteContext): void {
       });
     }
     if (id === v.member.id) return go(res, '/account/signin?done=member_removed');
-    go(res, '/account?done=member_removed#team');
+    go(res, '/account?done=removed#team');
   });
 
   r.post('/account/team/role', form, signedIn, allow('team.manage'), async (req, res) => {

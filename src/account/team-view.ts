@@ -128,10 +128,12 @@ export function spendSection(v: TeamView): string {
 <h2 id="spend-h">Spend per member and per key</h2>
 <p>${s.from} to ${s.to} (UTC; the transaction filter's dates when set): <strong id="spend-total" data-micros="${s.totalMicros}">${usd(s.totalMicros)}</strong> in calls that succeeded, net of refunds.</p>
 <p><a class="button secondary" href="/account/team/spend.csv?${qs}" download>Download spend CSV</a></p>
-<div class="scroll"><table id="spend-members" class="cards"><caption>Per member (its keys together)</caption>
+<h3>Per member</h3>
+<div class="scroll"><table id="spend-members" class="cards"><caption>Each member's keys together</caption>
 <thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Calls</th><th scope="col" class="num">Spent</th></tr></thead>
 <tbody>${members || '<tr><td colspan="4">No members.</td></tr>'}</tbody></table></div>
-<div class="scroll"><table id="spend-keys" class="cards"><caption>Per key</caption>
+<h3>Per key</h3>
+<div class="scroll"><table id="spend-keys" class="cards"><caption>Keys with spend in the period, or still active; apps by their client</caption>
 <thead><tr><th scope="col">Key</th><th scope="col">Member</th><th scope="col">Calls</th><th scope="col" class="num">Spent</th></tr></thead>
 <tbody>${keys + others || '<tr><td colspan="4">No keys.</td></tr>'}</tbody></table></div>
 </section>`;
