@@ -21,9 +21,12 @@ import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from '.
 import { paymentRoutes } from './payment-routes.js';
 import { can, type Permission, ROLE_LABELS } from './roles.js';
 import { openAccountSessions, type Session } from './sessions.js';
-import { actorOf, Team, type Viewer } from './team.js';
+import { actorOf, type MemberKey, Team, type Viewer } from './team.js';
 import { teamRoutes, teamViewOf } from './team-routes.js';
+import type { MemberRow } from './team-store.js';
 import type { TeamView } from './team-view.js';
+
+type Known = { keys: MemberKey[]; members: MemberRow[] };
 
 // The people-facing door: / (what this gateway is), sign-up and sign-in (API key, or the upstream OpenID Connect
 // provider), and /account, the dashboard (balance and credit line, usage chart, transactions with filters and
@@ -194,14 +197,16 @@ export async function accountPages(
   };
 
   /** What of the account this viewer sees: its keys, and (a member) its own calls only. */
-  async function scopeOf(v: Viewer): Promise<DashboardScope> {
-    const [keys, members] = await Promise.all([team.visibleKeys(v), team.store.members(v.accountId)]);
+  async function scopeOf(v: Viewer, known: Known): Promise<DashboardScope> {
+    const keys = can(v.role, 'keys.others')
+      ? known.keys
+      : known.keys.filter((k) => k.member_id === v.member.id);
     return {
       role: v.role,
       memberId: v.member.id,
       memberName: v.member.name,
       keys,
-      members: members.map((m) => ({ id: m.id, name: m.name, active: m.removed_at === null })),
+      members: known.members.map((m) => ({ id: m.id, name: m.name, active: m.removed_at === null })),
       principals: can(v.role, 'history.account') ? undefined : keys.map((k) => k.id),
     };
   }
@@ -223,9 +228,11 @@ export async function accountPages(
     const csrf = sessions.csrfFor(s);
     const query = req.query as Record<string, unknown>;
     const { newInvite, ...rest } = extra;
+    // Read once for the page: the account's keys with their members, and its members.
+    const [keys, members] = await Promise.all([team.keysOf(v.accountId), team.store.members(v.accountId)]);
     const view = await dashboardData({ ...d, now: () => d.clock.now() }, s.accountId, {
       csrf,
-      scope: await scopeOf(v),
+      scope: await scopeOf(v, { keys, members }),
       signedInKey: s.keyId,
       query,
       flash: done ?? cancelled,
@@ -233,7 +240,7 @@ export async function accountPages(
     });
     if (!view) return send(res, 404, messagePage('No such account', 'This account no longer exists.'));
     const teamView = can(v.role, 'team.view')
-      ? await teamViewOf({ d, team }, v, csrf, query, newInvite)
+      ? await teamViewOf({ d, team }, v, csrf, query, newInvite, { keys, members })
       : undefined;
     send(res, status, {
       title: 'Your account',

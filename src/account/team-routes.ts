@@ -5,10 +5,13 @@ import { messagePage } from './pages.js';
 import { can, isRole, type Permission } from './roles.js';
 import type { AccountPagesDeps } from './routes.js';
 import type { AccountSessions } from './sessions.js';
-import { actorOf, NAME_MAX, type Team, type Viewer } from './team.js';
+import { actorOf, type MemberKey, NAME_MAX, type Team, type Viewer } from './team.js';
 import { INVITE_GONE, joinedPage, joinPage } from './team-pages.js';
 import { spendCsv, spendRange, teamSpend } from './team-spend.js';
+import type { MemberRow } from './team-store.js';
 import type { TeamView } from './team-view.js';
+
+type Known = { keys: MemberKey[]; members: MemberRow[] };
 
 // The team routes: invitation links (made and withdrawn by owners, accepted by the invitee in its own browser),
 // removing members and changing roles (owners), spend per member and per key as CSV (owners and billing). Every
@@ -45,13 +48,14 @@ export async function teamViewOf(
   csrf: string,
   query: Record<string, unknown>,
   newInvite?: TeamView['newInvite'],
+  known?: Known,
 ): Promise<TeamView> {
   const now = c.d.clock.now();
   const { filters } = parseFilters(query);
   const [members, invites, spend, events] = await Promise.all([
-    c.team.store.members(v.accountId),
+    known?.members ?? c.team.store.members(v.accountId),
     can(v.role, 'team.manage') ? c.team.store.openInvites(v.accountId, now) : [],
-    teamSpend(c.d.ledger, c.team, v.accountId, spendRange(filters, now)),
+    teamSpend(c.d.ledger, c.team, v.accountId, spendRange(filters, now), known),
     c.team.audit.list(v.accountId, 100),
   ]);
   return { csrf, viewer: v, members, invites, spend, events, newInvite };

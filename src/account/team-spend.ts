@@ -59,11 +59,13 @@ export async function teamSpend(
   team: Team,
   accountId: string,
   r: SpendRange,
+  /** The account's keys and members when the caller has read them already. */
+  known?: { keys: MemberKey[]; members: MemberRow[] },
 ): Promise<SpendView> {
   const [rows, keys, members] = await Promise.all([
     ledger.spendByPrincipal(accountId, r.range),
-    team.keysOf(accountId),
-    team.store.members(accountId),
+    known?.keys ?? team.keysOf(accountId),
+    known?.members ?? team.store.members(accountId),
   ]);
   const byPrincipal = new Map(rows.map((x) => [x.principal ?? '', x]));
   const memberById = new Map(members.map((m) => [m.id, m]));

@@ -64,7 +64,7 @@ const shot = (page: Page, name: string) =>
 /** Nothing sticks out sideways (the elements that do are named when something does). */
 async function noSidewaysScroll(page: Page, what: string) {
   const wide = await page.evaluate(() =>
-    [...document.querySelectorAll('body *')]
+    Array.from(document.querySelectorAll('body *'))
       .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
       .map((e) => `${e.tagName}.${e.className}#${e.id} ${Math.round(e.getBoundingClientRect().right)}`),
   );
