@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyApiKey } from '../../auth/api-keys.js';
 import { INVITE_TTL_MS } from '../../src/account/team.js';
 import { founderId } from '../../src/account/team-store.js';
-import { CookieJar, formOf, type Hop, hop } from '../e2e/oauth-helpers.js';
+import {
+  CookieJar,
+  connectedClient,
+  formOf,
+  type Hop,
+  hop,
+  INITIALIZE,
+  mcpPost,
+} from '../e2e/oauth-helpers.js';
 import { listenUpstream, type Upstream, upstreamEnv } from '../e2e/oauth-upstream.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -305,5 +313,32 @@ describe('removal and roles', () => {
     expect(r.status).toBe(201);
     const newKey = /id="api-key">(tg_sk_[^<]+)</.exec(r.text)?.[1] as string;
     expect(await accountOf(newKey)).not.toBe(fayAccount);
+  });
+
+  it('[team:audit] [team:remove-stops-keys] app changes are recorded; an app a member connected with its key stops with the member', async () => {
+    const { owner } = await team('apps');
+    const app = await connectedClient(t.url, owner.key, { dailyLimit: '5' });
+    expect(
+      (
+        await post(owner, '/account/apps/limit', {
+          client_id: app.clientId,
+          daily_limit: 'custom',
+          custom_limit_usd: '2',
+        })
+      ).status,
+    ).toBe(303);
+    expect((await post(owner, '/account/apps/revoke', { client_id: app.clientId })).status).toBe(303);
+    const log = (await hop(owner.jar, `${t.url}/account`)).text;
+    expect(log).toMatch(/set the daily limit of app Test MCP host to \$2\.00/);
+    expect(log).toMatch(/disconnected app Test MCP host/);
+
+    // A member connects a host by signing in with its own key; removing the member cuts the host off.
+    const kim = await join(owner, 'Kim', 'member');
+    const hosted = await connectedClient(t.url, kim.key);
+    expect((await mcpPost(t.url, hosted.accessToken, INITIALIZE)).status).toBe(200);
+    const dash = (await hop(owner.jar, `${t.url}/account`)).text;
+    const kimId = /data-member="(mbr_[^"]+)"><td class="lead">Kim/.exec(dash)?.[1] as string;
+    expect((await post(owner, '/account/team/remove', { member_id: kimId })).status).toBe(303);
+    expect((await mcpPost(t.url, hosted.accessToken, INITIALIZE)).status).toBe(401);
   });
 });
