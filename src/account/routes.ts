@@ -5,7 +5,6 @@ import { createApiKey, verifyApiKey } from '../../auth/api-keys.js';
 import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
-import { parseLimit } from '../../auth/oauth/limits.js';
 import type { OAuthStore } from '../../auth/oauth/store.js';
 import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
@@ -15,18 +14,16 @@ import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import { priceList } from '../run/price-list.js';
 import { type Apps, dashboardData } from './dashboard.js';
-import { type DashboardScope, dashboardBody } from './dashboard-view.js';
-import { type Frame, sendHtml, usd } from './html.js';
+import { dashboardBody } from './dashboard-view.js';
+import { type Frame, sendHtml } from './html.js';
+import { keyRoutes } from './key-routes.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
 import { can, type Permission, ROLE_LABELS } from './roles.js';
+import type { DashboardExtra } from './route-context.js';
 import { openAccountSessions, type Session } from './sessions.js';
-import { actorOf, type MemberKey, Team, type Viewer } from './team.js';
-import { teamRoutes, teamViewOf } from './team-routes.js';
-import type { MemberRow } from './team-store.js';
-import type { TeamView } from './team-view.js';
-
-type Known = { keys: MemberKey[]; members: MemberRow[] };
+import { forgetUpstreamSignIns, Team, type Viewer } from './team.js';
+import { scopeOf, teamRoutes, teamViewOf } from './team-routes.js';
 
 // The people-facing door: / (what this gateway is), sign-up and sign-in (API key, or the upstream OpenID Connect
 // provider), and /account, the dashboard (balance and credit line, usage chart, transactions with filters and
@@ -83,20 +80,12 @@ export async function accountPages(
   const secure = () => d.publicUrl().startsWith('https:');
   const base = () => new URL(d.publicUrl()).pathname.replace(/\/+$/, '');
   const sessions = await openAccountSessions(d.state, { secure, basePath: base }, () => d.clock.now());
-  const oauth = d.oauthStore;
   const team = new Team({
     state: d.state,
     ledger: d.ledger,
     clock: d.clock,
     log: d.log,
-    forgetFounder:
-      oauth &&
-      (async (accountId) => {
-        await oauth.unlinkIdentities(accountId);
-        for (const g of await oauth.grantsOf(accountId)) {
-          if ((await oauth.grantKey(g.grantId)) === undefined) await oauth.dropGrant(g.grantId);
-        }
-      }),
+    forgetFounder: d.oauthStore && forgetUpstreamSignIns(d.oauthStore),
   });
   const signIns = new AttemptLimiter(d.signInAttemptsPerMinute, () => d.clock.now());
   const signUps = sessions.windowLimiter(d.signupsPerHour, 3_600_000);
@@ -183,9 +172,8 @@ export async function accountPages(
   const session = (res: Response) => res.locals.session as Session;
   const viewer = (res: Response) => res.locals.viewer as Viewer;
 
-  /** A route only some roles may use (./roles.ts): the others are refused, and nothing changes. */
-  const allow = (p: Permission) => (_req: Request, res: Response, next: NextFunction) => {
-    if (can(viewer(res).role, p)) return next();
+  /** What a role may not do is refused, and nothing changes. */
+  const forbid = (res: Response) =>
     send(
       res,
       403,
@@ -194,33 +182,11 @@ export async function accountPages(
         `Your role on this account (${ROLE_LABELS[viewer(res).role]}) does not allow this. Ask an owner of the account.`,
       ),
     );
-  };
+  /** A route only some roles may use (./roles.ts). */
+  const allow = (p: Permission) => (_req: Request, res: Response, next: NextFunction) =>
+    can(viewer(res).role, p) ? next() : forbid(res);
 
-  /** What of the account this viewer sees: its keys, and (a member) its own calls only. */
-  async function scopeOf(v: Viewer, known: Known): Promise<DashboardScope> {
-    const keys = can(v.role, 'keys.others')
-      ? known.keys
-      : known.keys.filter((k) => k.member_id === v.member.id);
-    return {
-      role: v.role,
-      memberId: v.member.id,
-      memberName: v.member.name,
-      keys,
-      members: known.members.map((m) => ({ id: m.id, name: m.name, active: m.removed_at === null })),
-      principals: can(v.role, 'history.account') ? undefined : keys.map((k) => k.id),
-    };
-  }
-
-  async function dashboard(
-    req: Request,
-    res: Response,
-    status = 200,
-    extra: {
-      error?: string;
-      newKey?: { key: string; name: string | null; memberName?: string | undefined };
-      newInvite?: TeamView['newInvite'];
-    } = {},
-  ) {
+  async function dashboard(req: Request, res: Response, status = 200, extra: DashboardExtra = {}) {
     const s = session(res);
     const v = viewer(res);
     const done = typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined;
@@ -232,7 +198,7 @@ export async function accountPages(
     const [keys, members] = await Promise.all([team.keysOf(v.accountId), team.store.members(v.accountId)]);
     const view = await dashboardData({ ...d, now: () => d.clock.now() }, s.accountId, {
       csrf,
-      scope: await scopeOf(v, { keys, members }),
+      scope: scopeOf(v, { keys, members }),
       signedInKey: s.keyId,
       query,
       flash: done ?? cancelled,
@@ -353,80 +319,16 @@ export async function accountPages(
     go(res, '/account/signin?done=signed_out');
   });
 
-  r.post('/account/keys', form, signedIn, async (req, res) => {
-    const v = viewer(res);
-    const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) || null : null;
-    const made = await team.createKey(v, String(req.body.member_id ?? '') || undefined, name);
-    if (made === 'forbidden') return allow('keys.others')(req, res, () => undefined);
-    if (made === 'no_member') return dashboard(req, res, 404, { error: 'No such member of this account.' });
-    d.log.info(
-      { account: v.accountId, key: made.row.id, member: made.member.id },
-      'API key created on the dashboard',
-    );
-    const memberName = made.member.id === v.member.id ? undefined : made.member.name;
-    await dashboard(req, res, 201, { newKey: { key: made.key, name, memberName } });
-  });
-
-  r.post('/account/keys/revoke', form, signedIn, async (req, res) => {
-    if (!(await team.revokeKey(viewer(res), String(req.body.key_id ?? ''))))
-      return dashboard(req, res, 404, { error: 'No such active key on this account.' });
-    go(res, '/account?done=key_revoked#keys');
-  });
-
-  const connected = async (res: Response, clientId: string) =>
-    (await d.apps.list(session(res).accountId)).find((a) => a.client_id === clientId);
-
-  r.post('/account/apps/limit', form, signedIn, allow('apps'), async (req, res) => {
-    const client = String(req.body.client_id ?? '');
-    const app = await connected(res, client);
-    if (!app) return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
-    const limit = parseLimit(req.body as Record<string, unknown>);
-    if (limit === 'invalid')
-      return dashboard(req, res, 400, { error: 'Enter a daily limit in USD, such as 2.50 (above 0).' });
-    const v = viewer(res);
-    await d.apps.setLimit(v.accountId, client, limit);
-    await team.audit.record({
-      accountId: v.accountId,
-      actor: actorOf(v),
-      action: 'app.limit_changed',
-      subject: { id: client, name: app.client_name ?? client },
-      detail: { limit: limit === undefined ? null : usd(limit), limit_micros: limit ?? null },
-    });
-    go(res, '/account?done=limit_changed#apps');
-  });
-
-  r.post('/account/apps/revoke', form, signedIn, allow('apps'), async (req, res) => {
-    const client = String(req.body.client_id ?? '');
-    const v = viewer(res);
-    const app = await connected(res, client);
-    if (!app || (await d.apps.revoke(v.accountId, client)) === 0) {
-      return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
-    }
-    await team.audit.record({
-      accountId: v.accountId,
-      actor: actorOf(v),
-      action: 'app.disconnected',
-      subject: { id: client, name: app.client_name ?? client },
-    });
-    go(res, '/account?done=app_revoked#apps');
-  });
-
+  const ctx = { d, team, form, signedIn, allow, forbid, viewer, dashboard, send, go };
+  keyRoutes(r, ctx);
   const ownCalls = async (res: Response) => {
     const v = viewer(res);
     return can(v.role, 'history.account') ? undefined : (await team.visibleKeys(v)).map((k) => k.id);
   };
   paymentRoutes(r, { d, form, signedIn, allow, session, ownCalls, dashboard, send, go });
   teamRoutes(r, {
-    d,
-    team,
+    ...ctx,
     sessions,
-    form,
-    signedIn,
-    allow,
-    viewer,
-    dashboard,
-    send,
-    go,
     refused,
     limited: (req, res) => limited(res, signIns.take(`account-join:${ip(req)}`), 'attempts'),
   });

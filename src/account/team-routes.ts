@@ -1,11 +1,11 @@
-import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { parseFilters } from './dashboard.js';
-import type { Frame } from './html.js';
+import type { DashboardScope } from './dashboard-view.js';
 import { messagePage } from './pages.js';
-import { can, isRole, type Permission } from './roles.js';
-import type { AccountPagesDeps } from './routes.js';
+import { can, isRole } from './roles.js';
+import type { SignedInContext } from './route-context.js';
 import type { AccountSessions } from './sessions.js';
-import { actorOf, type MemberKey, NAME_MAX, type Team, type Viewer } from './team.js';
+import { actorOf, type MemberKey, NAME_MAX, type Viewer } from './team.js';
 import { INVITE_GONE, joinedPage, joinPage } from './team-pages.js';
 import { spendCsv, spendRange, teamSpend } from './team-spend.js';
 import type { MemberRow } from './team-store.js';
@@ -18,25 +18,36 @@ type Known = { keys: MemberKey[]; members: MemberRow[] };
 // POST needs its CSRF token; accepting is rate limited per client IP like sign-ins. The dashboard's own routes
 // (keys, apps, payments) check roles where they are (routes.ts, payment-routes.ts).
 
-export interface TeamRouteContext {
-  d: AccountPagesDeps;
-  team: Team;
+export interface TeamRouteContext extends SignedInContext {
   sessions: AccountSessions;
-  form: RequestHandler;
-  signedIn: (req: Request, res: Response, next: NextFunction) => Promise<void>;
-  allow: (p: Permission) => RequestHandler;
-  viewer: (res: Response) => Viewer;
-  dashboard: (
-    req: Request,
-    res: Response,
-    status?: number,
-    extra?: { error?: string; newInvite?: TeamView['newInvite'] },
-  ) => Promise<void>;
-  send: (res: Response, status: number, f: Frame) => void;
-  go: (res: Response, path: string) => void;
   refused: (res: Response) => void;
   /** Counts an attempt from this client; true when it was refused (429 sent). */
   limited: (req: Request, res: Response) => boolean;
+}
+
+/** The notices of the team's routes (`?done=…`). */
+export const TEAM_FLASH: Record<string, string> = {
+  member_removed:
+    'You are no longer a member of that account: your session ended and your keys were revoked.',
+  removed: 'The member was removed: its keys and its sessions stopped at once.',
+  invite_revoked: 'The invitation was withdrawn: its link no longer works.',
+  role_changed: 'The role was changed.',
+  role_same: 'The role was already that one.',
+};
+
+/** What of the account this viewer sees: its keys (an owner: all), and (a member) its own calls only. */
+export function scopeOf(v: Viewer, known: Known): DashboardScope {
+  const keys = can(v.role, 'keys.others')
+    ? known.keys
+    : known.keys.filter((k) => k.member_id === v.member.id);
+  return {
+    role: v.role,
+    memberId: v.member.id,
+    memberName: v.member.name,
+    keys,
+    members: known.members.map((m) => ({ id: m.id, name: m.name, active: m.removed_at === null })),
+    principals: can(v.role, 'history.account') ? undefined : keys.map((k) => k.id),
+  };
 }
 
 const text = (v: unknown, max = NAME_MAX) => (typeof v === 'string' ? v.trim().slice(0, max) : '');

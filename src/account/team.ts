@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { createApiKey } from '../../auth/api-keys.js';
+import type { OAuthStore } from '../../auth/oauth/store.js';
 import type { StateDb } from '../backend.js';
 import type { ApiKeyRow, LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
@@ -56,6 +57,18 @@ export interface TeamDeps {
 }
 
 export const actorOf = (v: Viewer): AuditActor => ({ memberId: v.member.id, name: v.member.name });
+
+/** `forgetFounder` through the OAuth store: the account's upstream identity, and the grants it made (no key). */
+export function forgetUpstreamSignIns(
+  oauth: Pick<OAuthStore, 'unlinkIdentities' | 'grantsOf' | 'grantKey' | 'dropGrant'>,
+): (accountId: string) => Promise<void> {
+  return async (accountId) => {
+    await oauth.unlinkIdentities(accountId);
+    for (const g of await oauth.grantsOf(accountId)) {
+      if ((await oauth.grantKey(g.grantId)) === undefined) await oauth.dropGrant(g.grantId);
+    }
+  };
+}
 
 export class Team {
   readonly store: TeamStore;
