@@ -3,7 +3,7 @@ import { escapeHtml, isoMinute, postForm, secretBox, usd } from './html.js';
 import { can, ROLE_LABELS, ROLES, type Role } from './roles.js';
 import type { Viewer } from './team.js';
 import type { SpendView } from './team-spend.js';
-import type { InviteRow, MemberRow } from './team-store.js';
+import { founderId, type InviteRow, type MemberRow } from './team-store.js';
 
 // The dashboard's team sections (members and invitations, spend per member and per key, the event log), shown to
 // owners (who manage them) and billing (who reads them). Tables are `cards` like the others, so they read as short
@@ -34,7 +34,10 @@ function membersSection(v: TeamView): string {
   const rows = active
     .map((m, i) => {
       const you = m.id === v.viewer.member.id ? ' <span class="hint">(you)</span>' : '';
-      const by = m.invited_by ? `invited by ${escapeHtml(names.get(m.invited_by) ?? m.invited_by)}` : '';
+      const by =
+        m.id === founderId(m.account_id)
+          ? 'first owner'
+          : `invited by ${m.invited_by ? escapeHtml(names.get(m.invited_by) ?? m.invited_by) : 'the operator'}`;
       const name = escapeHtml(m.name);
       const actions = manage
         ? `<td class="wide">${postForm(

@@ -249,6 +249,7 @@ describe('a team account in Chromium', () => {
       expect(box.x + box.width, `${id} inside the window`).toBeLessThanOrEqual(390);
     }
     await shot(phone.page, '08-phone-dashboard-team');
+    await phone.page.locator('#team').screenshot({ path: join(SHOTS, '08a-phone-team-section.png') });
 
     const joiner = await open(390, 844);
     await joiner.page.goto(link);
@@ -264,6 +265,7 @@ describe('a team account in Chromium', () => {
     await phone.page.goto(`${t.url}/account`);
     await noSidewaysScroll(phone.page, 'dashboard with two members');
     expect(await phone.page.locator('#members-table tbody tr').count()).toBe(2);
+    await phone.page.locator('#spend').screenshot({ path: join(SHOTS, '11-phone-spend.png') });
     expect((await t.gw.ledger.listApiKeys(accountId)).length).toBe(2);
     expect([...phone.problems, ...joiner.problems]).toEqual([]);
     await phone.context.close();
