@@ -248,7 +248,7 @@ export async function accountPages(
     if (!check.ok) return signIn(req, res, 401, 'That API key was not accepted. Check it and try again.');
     const { accountId, keyId } = check.principal;
     const member = await team.memberForKey(accountId, keyId);
-    if (member.removed_at !== null) {
+    if (!member || member.removed_at !== null) {
       return signIn(req, res, 403, 'That key belongs to a member who was removed from the account.');
     }
     await sessions.start(res, accountId, keyId, member.id);

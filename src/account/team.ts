@@ -95,11 +95,13 @@ export class Team {
     return this.store.ensureFounder(accountId, account?.name?.slice(0, NAME_MAX) || 'Owner', since);
   }
 
-  /** Who a key signs in as: its member, or the first owner for a key that has none. Maybe a removed member. */
-  async memberForKey(accountId: string, keyId: string): Promise<MemberRow> {
+  /**
+   * Who a key signs in as: its member, or the first owner for a key that has none. Maybe a removed member; never
+   * someone else when its member's row cannot be read (undefined).
+   */
+  async memberForKey(accountId: string, keyId: string): Promise<MemberRow | undefined> {
     const owner = (await this.store.keyOwners(accountId)).get(keyId);
-    const m = owner ? await this.store.member(owner) : undefined;
-    return m ?? this.founder(accountId);
+    return owner ? this.store.member(owner) : this.founder(accountId);
   }
 
   /** The viewer behind a session, read afresh on every request; undefined once its member was removed. */
@@ -123,15 +125,13 @@ export class Team {
     return keys.map((k) => ({ ...k, member_id: owners.get(k.id) ?? first }));
   }
 
-  /** The keys a viewer may see and manage: every key for an owner, its own otherwise. */
+  /**
+   * The keys a viewer may see and manage (revoked ones too: their calls are still its calls): every key for an
+   * owner, its own otherwise. What an owner may limit, once keys have limits.
+   */
   async visibleKeys(v: Viewer): Promise<MemberKey[]> {
     const keys = await this.keysOf(v.accountId);
     return can(v.role, 'keys.others') ? keys : keys.filter((k) => k.member_id === v.member.id);
-  }
-
-  /** A member's keys, revoked ones too (their calls are still its calls). */
-  async keyIdsOf(accountId: string, memberId: string): Promise<string[]> {
-    return (await this.keysOf(accountId)).filter((k) => k.member_id === memberId).map((k) => k.id);
   }
 
   /**
