@@ -104,7 +104,12 @@ async function run(state: StateDb, serverPid: number | undefined, n: number): Pr
   const sessions = openSessionStore(state);
   const now = Date.now();
   for (let i = 0; i < 100; i++) {
-    await sessions.add(`s_${i}`, { accountId: `acct_${i}`, keyId: null }, now, now + 3_600_000);
+    await sessions.add(
+      `s_${i}`,
+      { accountId: `acct_${i}`, keyId: null, memberId: null },
+      now,
+      now + 3_600_000,
+    );
   }
   const run = randomBytes(4).toString('hex');
   return [

@@ -96,6 +96,28 @@ export const REQUIREMENTS = {
   'account:dashboard-in-browser':
     'Sign-up, card, line, paid calls, usage, top-up, keys and apps work in a real browser (headless Chromium).',
   'account:chart-matches-ledger': "The usage chart and tables show the ledger's numbers, by day and service.",
+  // team accounts (docs/decisions.md "Team accounts")
+  'team:roles':
+    'An account has members with roles (owner, billing, member); its first owner is the member its own credentials act as.',
+  'team:invite-once':
+    'A member joins by a one-time link (unguessable, stored hashed, expires in 7 days, single use) and gets a key of its own.',
+  'team:authz':
+    'Every dashboard route checks the role: a member manages only its own keys and sees only its own calls; billing makes no keys for others; other accounts are refused.',
+  'team:last-owner':
+    'An account always keeps at least one owner, also when owners act at once on two replicas.',
+  'team:remove-stops-keys':
+    "Removing a member revokes its keys and ends its sessions at once (other replicas' key caches within TOLLGATE_KEY_CACHE_SECONDS).",
+  'team:founder-removed':
+    "Removing the first owner lets go of the account's upstream identity and the OAuth grants it made without a key.",
+  'team:keys-own':
+    'Each key belongs to a member (keys made by the operator: to the first owner); owners see and manage all keys.',
+  'team:spend-per-key':
+    "Spend per member and per key is read from the ledger's calls (their principal is the key id), on the dashboard and as CSV.",
+  'team:member-own-usage': "A member's usage chart, history and CSV are its own keys' calls.",
+  'team:audit':
+    'Who invited, joined, removed, changed a role or a limit, made or revoked a key is recorded and shown.',
+  'team:in-browser':
+    'Invite, accept in a second browser, sign in, make a key and a paid call, see spend per member and key, CSV, removal and the log, in Chromium.',
   // http shim
   'http:envelope': 'Success is HTTP 200 with { ok, data, charged_cents, transaction_id } (§2.1).',
   'http:descriptor': 'GET /api/run/{service}/{action} is a free descriptor; GET /api/run the catalog (§4).',

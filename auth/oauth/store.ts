@@ -53,6 +53,11 @@ export interface OAuthStore {
   accountForIdentity(issuer: string, subject: string): Promise<string | undefined>;
   /** Links an upstream identity to an account; false when it was linked meanwhile (the caller re-reads). */
   linkIdentity(issuer: string, subject: string, accountId: string): Promise<boolean>;
+  /**
+   * Forgets the upstream identities linked to an account (its first owner was removed from it): signing in
+   * with one again makes an account of its own. Returns how many were linked.
+   */
+  unlinkIdentities(accountId: string): Promise<number>;
 }
 
 /** The OAuth store of this state (SQLite or PostgreSQL alike). */
@@ -282,5 +287,13 @@ class SqlOAuthStore implements OAuthStore {
       .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
       .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  async unlinkIdentities(accountId: string): Promise<number> {
+    const r = await this.db
+      .deleteFrom('oauth_identities')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 }

@@ -4,6 +4,8 @@ import type { AccountRow, ApiKeyRow, Balance, CreditLine, MovementRow } from '..
 import type { TransactionView } from '../run/account-view.js';
 import { type Chart, legend } from './chart.js';
 import { alert, escapeHtml, isoMinute, notice, postForm, secretBox, usd } from './html.js';
+import { can, ROLE_LABELS, type Role } from './roles.js';
+import { eventsSection, spendSection, type TeamView, teamSection } from './team-view.js';
 
 // The dashboard's sections, rendered from what the ledger, billing and the OAuth store say (dashboard.ts
 // gathers it). Amounts carry their exact micro-USD in data-micros, so the browser test can hold the page to the
@@ -23,8 +25,22 @@ export interface AppView {
   daily_limit_micros: number | null;
 }
 
+/** Who is looking, and what of the account it sees (docs/decisions.md "Team accounts"). */
+export interface DashboardScope {
+  role: Role;
+  memberId: string;
+  memberName: string;
+  /** The keys it sees (an owner: all, with their member; others: their own). */
+  keys: Array<ApiKeyRow & { member_id?: string }>;
+  /** An owner's choice of member to make a key for, and the names of the keys' members. */
+  members: Array<{ id: string; name: string; active: boolean }>;
+  /** A member's own keys: its usage and history are those of these keys only. Absent: the whole account. */
+  principals?: readonly string[] | undefined;
+}
+
 export interface DashboardView {
   csrf: string;
+  scope: DashboardScope;
   account: AccountRow;
   balance: Balance;
   line: CreditLine;
@@ -32,7 +48,7 @@ export interface DashboardView {
   chartDays: string[];
   history: TransactionView[];
   filters: Filters;
-  keys: ApiKeyRow[];
+  keys: Array<ApiKeyRow & { member_id?: string }>;
   signedInKey: string | null;
   apps: AppView[];
   payments:
@@ -47,7 +63,7 @@ export interface DashboardView {
       };
   flash?: string | undefined;
   error?: string | undefined;
-  newKey?: { key: string; name: string | null } | undefined;
+  newKey?: { key: string; name: string | null; memberName?: string | undefined } | undefined;
 }
 
 const money = (micros: number, cls = 'num') =>
@@ -95,7 +111,7 @@ function usageSection(v: DashboardView): string {
     )
     .join('');
   return `<section aria-labelledby="usage-h" id="usage">
-<h2 id="usage-h">Usage, last ${v.chartDays.length} days</h2>
+<h2 id="usage-h">${v.scope.principals ? 'Your usage' : 'Usage'}, last ${v.chartDays.length} days</h2>
 <p>Spent: <strong id="usage-total" data-micros="${v.chart.totalMicros}">${usd(v.chart.totalMicros)}</strong> (UTC days, calls that succeeded, net of refunds).</p>
 <div class="chart">${v.chart.svg}${v.chart.svgNarrow}</div>
 ${legend(v.chart)}
@@ -119,7 +135,7 @@ function historySection(v: DashboardView): string {
     })
     .join('');
   return `<section aria-labelledby="tx-h" id="transactions">
-<h2 id="tx-h">Transactions</h2>
+<h2 id="tx-h">${v.scope.principals ? 'Your calls' : 'Transactions'}</h2>
 <form method="get" action="/account#transactions" class="row" aria-label="Filter transactions">
 <div><label for="f-from">From</label><input type="date" id="f-from" name="from" value="${escapeHtml(f.from)}"></div>
 <div><label for="f-to">To</label><input type="date" id="f-to" name="to" value="${escapeHtml(f.to)}"></div>
@@ -136,9 +152,11 @@ function historySection(v: DashboardView): string {
 
 function keysSection(v: DashboardView): string {
   const shown = v.newKey
-    ? `<div class="notice" role="status"><p><strong>Your new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}.</strong> It is shown only this once: store it now.</p>
+    ? `<div class="notice" role="status"><p><strong>The new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}${v.newKey.memberName ? ` for ${escapeHtml(v.newKey.memberName)}` : ''}.</strong> It is shown only this once: store it now${v.newKey.memberName ? ' and hand it over' : ''}.</p>
 ${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
     : '';
+  const others = can(v.scope.role, 'keys.others');
+  const names = new Map(v.scope.members.map((m) => [m.id, m.name]));
   const rows = v.keys
     .map((k) => {
       const active = k.revoked_at === null;
@@ -151,16 +169,29 @@ ${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
             `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${escapeHtml(k.prefix)}">Revoke</button>`,
           )
         : '';
-      return `<tr><td class="lead"><code>${escapeHtml(k.prefix)}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${isoMinute(k.created_at)}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td class="num">${action}</td></tr>`;
+      const member = others
+        ? `<td class="meta" data-member="${escapeHtml(k.member_id ?? '')}">${escapeHtml(names.get(k.member_id ?? '') ?? '')}</td>`
+        : '';
+      return `<tr data-key="${escapeHtml(k.id)}"><td class="lead"><code>${escapeHtml(k.prefix)}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td>${member}<td class="meta">${isoMinute(k.created_at)}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td class="num">${action}</td></tr>`;
     })
     .join('');
+  const choose = others
+    ? `<div><label for="key-member">For</label><select id="key-member" name="member_id">${v.scope.members
+        .filter((m) => m.active)
+        .map(
+          (m) =>
+            `<option value="${escapeHtml(m.id)}"${m.id === v.scope.memberId ? ' selected' : ''}>${escapeHtml(m.name)}${m.id === v.scope.memberId ? ' (you)' : ''}</option>`,
+        )
+        .join('')}</select></div>`
+    : '';
+  const cols = others ? 6 : 5;
   return `<section aria-labelledby="keys-h" id="keys">
-<h2 id="keys-h">API keys</h2>
+<h2 id="keys-h">${others ? 'API keys' : 'Your API keys'}</h2>
 ${shown}
-<div class="scroll"><table id="keys-table" class="cards"><caption>A key covers every action, the model router and MCP</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-<tbody>${rows || '<tr><td colspan="5">No keys yet.</td></tr>'}</tbody></table></div>
-${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div><div><button type="submit">Create a key</button></div>`, ' class="row"')}
+<div class="scroll"><table id="keys-table" class="cards"><caption>A key covers every action, the model router and MCP${others ? '; each belongs to a member' : ''}</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Name</th>${others ? '<th scope="col">Member</th>' : ''}<th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+<tbody>${rows || `<tr><td colspan="${cols}">No keys yet.</td></tr>`}</tbody></table></div>
+${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div>${choose}<div><button type="submit">Create a key</button></div>`, ' class="row"')}
 </section>`;
 }
 
@@ -240,14 +271,26 @@ ${postForm('/account/topup', v.csrf, `<div><label for="topup-amount">Amount (USD
 </section>`;
 }
 
-export function dashboardBody(v: DashboardView): string {
+export function dashboardBody(v: DashboardView, team?: TeamView): string {
+  const role = v.scope.role;
+  const sections: Array<[string, string, string]> = [
+    ['money', 'Balance', moneySection(v)],
+    ['usage', 'Usage', usageSection(v)],
+    ['transactions', v.scope.principals ? 'Your calls' : 'Transactions', historySection(v)],
+    ['keys', 'API keys', keysSection(v)],
+  ];
+  if (team) {
+    sections.push(['team', 'Team', teamSection(team)], ['spend', 'Spend per member', spendSection(team)]);
+    sections.push(['events', 'Who did what', eventsSection(team)]);
+  }
+  if (can(role, 'apps')) sections.push(['apps', 'Connected apps', appsSection(v)]);
+  if (can(role, 'payments')) sections.push(['payments', 'Card and top-ups', paymentsSection(v)]);
+  const nav =
+    sections.map(([id, label]) => `<a href="#${id}">${label}</a>`).join('') +
+    (can(role, 'payments') ? '<a href="/account/alerts">Alerts</a>' : '');
   return `<h1>Your account${v.account.name ? `: ${escapeHtml(v.account.name)}` : ''}</h1>
-<nav class="inline" aria-label="Sections"><a href="#money">Balance</a><a href="#usage">Usage</a><a href="#transactions">Transactions</a><a href="#keys">API keys</a><a href="#apps">Connected apps</a><a href="#payments">Card and top-ups</a><a href="/account/alerts">Alerts</a></nav>
+<p class="hint" id="signed-in-as">Signed in as <strong>${escapeHtml(v.scope.memberName)}</strong> (${ROLE_LABELS[role]})</p>
+<nav class="inline" aria-label="Sections">${nav}</nav>
 ${alert(v.error)}${notice(v.flash)}
-${moneySection(v)}
-${usageSection(v)}
-${historySection(v)}
-${keysSection(v)}
-${appsSection(v)}
-${paymentsSection(v)}`;
+${sections.map(([, , html]) => html).join('\n')}`;
 }

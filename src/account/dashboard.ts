@@ -2,7 +2,8 @@ import type { Billing } from '../billing/index.js';
 import type { LedgerRecords, TimeRange } from '../ledger/types.js';
 import { accountHistory, movementView, type TransactionView, transactionView } from '../run/account-view.js';
 import { lastDays, usageChart } from './chart.js';
-import type { AppView, DashboardView, Filters } from './dashboard-view.js';
+import type { AppView, DashboardScope, DashboardView, Filters } from './dashboard-view.js';
+import { can } from './roles.js';
 
 // What the dashboard shows, read from the ledger (balance, line, usage, history), billing (card, payments) and
 // the OAuth grants (connected apps); and the transaction filters shared by the table and its CSV export.
@@ -62,18 +63,28 @@ function rangeOf(f: Filters): TimeRange {
   };
 }
 
-/** The history matching the filters, newest first (calls, money without a call, or both). */
+/**
+ * The history matching the filters, newest first (calls, money without a call, or both). `principals`: a team
+ * member's keys, whose calls only it is (no money movements: those are the account's).
+ */
 export async function filteredHistory(
   ledger: LedgerRecords,
   accountId: string,
   f: Filters,
   limit: number,
+  principals?: readonly string[],
 ): Promise<TransactionView[]> {
   const range = rangeOf(f);
   // A status filter drops rows after the read: read more so the page still fills.
   const read = f.status ? Math.min(limit * 5, CSV_ROWS) : limit;
   let rows: TransactionView[];
-  if (f.kind === 'calls') rows = (await ledger.transactions(accountId, read, range)).map(transactionView);
+  if (principals) {
+    rows =
+      f.kind === 'payments'
+        ? []
+        : (await ledger.transactionsOf(accountId, principals, read, range)).map(transactionView);
+  } else if (f.kind === 'calls')
+    rows = (await ledger.transactions(accountId, read, range)).map(transactionView);
   else if (f.kind === 'payments') rows = (await ledger.movements(accountId, read, range)).map(movementView);
   else rows = await accountHistory(ledger, accountId, read, range);
   return (f.status ? rows.filter((r) => r.status === f.status) : rows).slice(0, limit);
@@ -84,6 +95,7 @@ export async function dashboardData(
   accountId: string,
   extra: {
     csrf: string;
+    scope: DashboardScope;
     signedInKey: string | null;
     query: Record<string, unknown>;
     flash?: string | undefined;
@@ -95,17 +107,23 @@ export async function dashboardData(
   if (!account) return undefined;
   const days = lastDays(d.now(), CHART_DAYS);
   const { filters, error: filterError } = parseFilters(extra.query);
-  const [balance, line, usage, history, keys, moves] = await Promise.all([
+  const { scope } = extra;
+  const since = { fromMs: Date.parse(`${days[0]}T00:00:00Z`) };
+  const [balance, line, usage, history, moves] = await Promise.all([
     d.ledger.balance(accountId),
     d.ledger.creditLine(accountId),
-    d.ledger.usageByDay(accountId, { fromMs: Date.parse(`${days[0]}T00:00:00Z`) }),
-    filteredHistory(d.ledger, accountId, filters, TABLE_ROWS),
-    d.ledger.listApiKeys(accountId),
+    scope.principals
+      ? d.ledger.usageByDayOf(accountId, scope.principals, since)
+      : d.ledger.usageByDay(accountId, since),
+    filteredHistory(d.ledger, accountId, filters, TABLE_ROWS, scope.principals),
     d.ledger.movements(accountId, 50),
   ]);
-  const b = d.billing;
+  // What a role may not use is not read either.
+  const b = can(scope.role, 'payments') ? d.billing : undefined;
+  const apps = can(scope.role, 'apps') ? await d.apps.list(accountId) : [];
   return {
     csrf: extra.csrf,
+    scope,
     account,
     balance,
     line,
@@ -113,10 +131,10 @@ export async function dashboardData(
     chartDays: days,
     history,
     filters,
-    keys: keys.slice().reverse(),
+    keys: scope.keys.slice().reverse(),
     signedInKey: extra.signedInKey,
     // One row per app (a client connected twice has two grants, one limit).
-    apps: [...new Map((await d.apps.list(accountId)).map((a) => [a.client_id, a])).values()],
+    apps: [...new Map(apps.map((a) => [a.client_id, a])).values()],
     payments: b
       ? {
           enabled: true,
@@ -161,7 +179,7 @@ export function decimalUsd(micros: number): string {
 }
 
 /** One CSV field: quoted when needed, and text that a spreadsheet would run as a formula is defused. */
-function field(v: unknown, numeric: boolean): string {
+export function csvField(v: unknown, numeric: boolean): string {
   if (v === null || v === undefined) return '';
   let s = String(v);
   if (!numeric && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
@@ -188,7 +206,7 @@ export function toCsv(rows: readonly TransactionView[]): string {
       idempotency_key: [t.idempotency_key, false],
       memo: [t.meta?.memo ?? null, false],
     };
-    lines.push(CSV_COLUMNS.map((c) => field(values[c][0], values[c][1])).join(','));
+    lines.push(CSV_COLUMNS.map((c) => csvField(values[c][0], values[c][1])).join(','));
   }
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -36,7 +36,8 @@ button.secondary,a.button.secondary{background:transparent;color:var(--accent)}
 button.danger{background:transparent;color:var(--err);border-color:var(--err)}
 a.button{display:inline-block;font-weight:600;padding:.5rem 1rem;border-radius:6px;border:2px solid var(--accent);background:var(--accent);color:var(--bg);text-decoration:none}
 .row{display:flex;gap:.75rem;flex-wrap:wrap;align-items:flex-end}
-.row>div{display:flex;flex-direction:column;gap:.25rem}
+.row>div{display:flex;flex-direction:column;gap:.25rem;max-width:100%}
+select{max-width:100%}
 :focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .alert{border-left:4px solid var(--err);padding:.5rem .75rem;margin:0 0 1rem;background:var(--bg)}
 .alert strong{color:var(--err)}

@@ -5,17 +5,23 @@ import { parseUsdToMicros } from '../lib/money.js';
 import { CSV_ROWS, filteredHistory, parseFilters, toCsv } from './dashboard.js';
 import type { Frame } from './html.js';
 import { checkoutReturnPage, messagePage } from './pages.js';
+import type { Permission } from './roles.js';
 import type { AccountPagesDeps } from './routes.js';
 import type { Session } from './sessions.js';
 
 // The dashboard's money routes: add or replace the card and top up (both through the processor's hosted
-// Checkout page), pay what is drawn now, the page a browser returns to from Checkout, and the CSV export.
+// Checkout page), pay what is drawn now, the page a browser returns to from Checkout (owners and billing), and the
+// CSV export (the whole account's for owners and billing, a member's own calls for a member).
 
 export interface PaymentRouteContext {
   d: AccountPagesDeps;
   form: RequestHandler;
   signedIn: (req: Request, res: Response, next: NextFunction) => Promise<void>;
+  /** Only the roles with this permission pass (./roles.ts). */
+  allow: (p: Permission) => RequestHandler;
   session: (res: Response) => Session;
+  /** A team member's own keys, whose calls are all it may export; undefined: the whole account's history. */
+  ownCalls: (res: Response) => Promise<readonly string[] | undefined>;
   dashboard: (req: Request, res: Response, status?: number, extra?: { error?: string }) => Promise<void>;
   send: (res: Response, status: number, f: Frame) => void;
   go: (res: Response, path: string) => void;
@@ -24,7 +30,8 @@ export interface PaymentRouteContext {
 const USD_FIELD = /^\$?(\d{1,6}(?:\.\d{1,2})?)$/;
 
 export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
-  const { d, form, signedIn, session, dashboard, send, go } = c;
+  const { d, form, signedIn, allow, session, dashboard, send, go } = c;
+  const paid = allow('payments');
 
   /** Card actions: off without card payments; a processor that cannot be reached is said plainly. */
   const paying =
@@ -44,6 +51,7 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
     '/account/card',
     form,
     signedIn,
+    paid,
     paying(async (b, _req, res) => {
       res.redirect(303, await b.startCardSetup(session(res).accountId));
     }),
@@ -53,6 +61,7 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
     '/account/topup',
     form,
     signedIn,
+    paid,
     paying(async (b, req, res) => {
       const m = USD_FIELD.exec(String(req.body.amount_usd ?? '').trim());
       if (!m) throw new GatewayError('invalid_input', 'Enter the top-up in USD, such as 20 or 12.50.');
@@ -64,13 +73,14 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
     '/account/settle',
     form,
     signedIn,
+    paid,
     paying(async (b, _req, res) => {
       const outcome = await b.settleNow(session(res).accountId);
       go(res, `/account?done=settle_${outcome}#money`);
     }),
   );
 
-  r.get('/account/checkout/return', signedIn, async (req, res) => {
+  r.get('/account/checkout/return', signedIn, paid, async (req, res) => {
     const row = await d.billing?.session(String(req.query.session_id ?? ''));
     if (!row || row.account_id !== session(res).accountId) {
       return send(
@@ -88,7 +98,13 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
 
   r.get('/account/transactions.csv', signedIn, async (req, res) => {
     const { filters } = parseFilters(req.query as Record<string, unknown>);
-    const rows = await filteredHistory(d.ledger, session(res).accountId, filters, CSV_ROWS);
+    const rows = await filteredHistory(
+      d.ledger,
+      session(res).accountId,
+      filters,
+      CSV_ROWS,
+      await c.ownCalls(res),
+    );
     res
       .status(200)
       .set({

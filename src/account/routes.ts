@@ -5,7 +5,7 @@ import { createApiKey, verifyApiKey } from '../../auth/api-keys.js';
 import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
-import { parseLimit } from '../../auth/oauth/limits.js';
+import type { OAuthStore } from '../../auth/oauth/store.js';
 import type { Alerts } from '../alerts/index.js';
 import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
@@ -19,15 +19,22 @@ import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { fixPages } from './fix-pages.js';
 import { type Frame, sendHtml } from './html.js';
+import { keyRoutes } from './key-routes.js';
 import { rememberNext, safeNext, signInPath, takeNext } from './next.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
+import { can, type Permission, ROLE_LABELS } from './roles.js';
+import type { DashboardExtra } from './route-context.js';
 import { openAccountSessions, type Session } from './sessions.js';
+import { forgetUpstreamSignIns, Team, type Viewer } from './team.js';
+import { scopeOf, teamRoutes, teamViewOf } from './team-routes.js';
 
 // The people-facing door: / (what this gateway is), sign-up and sign-in (API key, or the upstream OpenID Connect
 // provider), and /account, the dashboard (balance and credit line, usage chart, transactions with filters and
-// CSV, API keys, connected apps, card, top-ups). Every POST needs its CSRF token; sign-ins and sign-ups are
-// rate limited per client IP. Money moves only through billing and the lifecycle, never here.
+// CSV, API keys, connected apps, card, top-ups, and the team: members, invitations, spend per member and key, the
+// event log). Every POST needs its CSRF token; sign-ins and sign-ups are rate limited per client IP. Every signed-in
+// route knows the member behind the session, read afresh on each request, and its role decides what it may do
+// (./roles.ts). Money moves only through billing and the lifecycle, never here.
 
 export interface AccountPagesDeps {
   /** Where dashboard sessions live (SQLite, or the PostgreSQL every replica shares). */
@@ -49,6 +56,8 @@ export interface AccountPagesDeps {
   version: string;
   /** The landing page's price list: what GET /api/run lists, by the same rule (src/run/price-list.ts). */
   prices?: { services: RunDeps['services']; mode: UnavailableListing };
+  /** The OAuth store: when an account's first owner is removed, its upstream identity and keyless grants go. */
+  oauthStore?: Pick<OAuthStore, 'unlinkIdentities' | 'grantsOf' | 'grantKey' | 'dropGrant'> | undefined;
 }
 
 const FLASH: Record<string, string> = {
@@ -63,6 +72,12 @@ const FLASH: Record<string, string> = {
   cancelled: 'Checkout was cancelled; nothing was charged.',
   session_ended: 'Your session ended (the key it signed in with was revoked). Sign in again.',
   signed_out: 'You are signed out.',
+  member_removed:
+    'You are no longer a member of that account: your session ended and your keys were revoked.',
+  removed: 'The member was removed: its keys and its sessions stopped at once.',
+  invite_revoked: 'The invitation was withdrawn: its link no longer works.',
+  role_changed: 'The role was changed.',
+  role_same: 'The role was already that one.',
 };
 
 export async function accountPages(
@@ -71,6 +86,13 @@ export async function accountPages(
   const secure = () => d.publicUrl().startsWith('https:');
   const base = () => new URL(d.publicUrl()).pathname.replace(/\/+$/, '');
   const sessions = await openAccountSessions(d.state, { secure, basePath: base }, () => d.clock.now());
+  const team = new Team({
+    state: d.state,
+    ledger: d.ledger,
+    clock: d.clock,
+    log: d.log,
+    forgetFounder: d.oauthStore && forgetUpstreamSignIns(d.oauthStore),
+  });
   const signIns = new AttemptLimiter(d.signInAttemptsPerMinute, () => d.clock.now());
   const signUps = sessions.windowLimiter(d.signupsPerHour, 3_600_000);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
@@ -118,54 +140,86 @@ export async function accountPages(
       }),
     );
 
-  /** The browser's live session; a session signed in with a key that was revoked since ends here. */
-  async function sessionOf(req: Request, res: Response): Promise<Session | 'ended' | undefined> {
+  /**
+   * The browser's live session and the member behind it. It ends here when the key it signed in with was revoked
+   * since, or its member was removed from the account (read from the shared database: on every replica at once).
+   */
+  async function sessionOf(
+    req: Request,
+    res: Response,
+  ): Promise<{ s: Session; v: Viewer } | 'ended' | 'removed' | undefined> {
     const s = await sessions.find(req);
     if (!s) return undefined;
+    let ended: 'ended' | 'removed' | undefined;
     if (s.keyId !== null) {
       const key = (await d.ledger.listApiKeys(s.accountId)).find((k) => k.id === s.keyId);
-      if (!key || key.revoked_at !== null) {
-        await sessions.drop(s);
-        await sessions.end(req, res);
-        return 'ended';
-      }
+      if (!key || key.revoked_at !== null) ended = 'ended';
     }
-    return s;
+    const v = ended ? undefined : await team.viewerOf(s);
+    if (!v) {
+      await sessions.drop(s);
+      await sessions.end(req, res);
+      return ended ?? 'removed';
+    }
+    return { s, v };
   }
 
   /** Signed-in routes: a session (else to sign-in) and, for POSTs, its CSRF token. */
   const signedIn = async (req: Request, res: Response, next: NextFunction) => {
-    const s = await sessionOf(req, res);
-    if (s === undefined || s === 'ended') {
+    const found = await sessionOf(req, res);
+    if (found === undefined || typeof found === 'string') {
       if (req.method !== 'GET') return refused(res);
-      return go(res, s === 'ended' ? '/account/signin?done=session_ended' : signInPath(req.originalUrl));
+      if (found === 'ended') return go(res, '/account/signin?done=session_ended');
+      if (found === 'removed') return go(res, '/account/signin?done=member_removed');
+      return go(res, signInPath(req.originalUrl));
     }
-    if (req.method === 'POST' && !sessions.verify(req, s)) return refused(res);
-    res.locals.session = s;
+    if (req.method === 'POST' && !sessions.verify(req, found.s)) return refused(res);
+    res.locals.session = found.s;
+    res.locals.viewer = found.v;
     next();
   };
   const session = (res: Response) => res.locals.session as Session;
+  const viewer = (res: Response) => res.locals.viewer as Viewer;
 
-  async function dashboard(
-    req: Request,
-    res: Response,
-    status = 200,
-    extra: { error?: string; newKey?: { key: string; name: string | null } } = {},
-  ) {
+  /** What a role may not do is refused, and nothing changes. */
+  const forbid = (res: Response) =>
+    send(
+      res,
+      403,
+      messagePage(
+        'Not allowed',
+        `Your role on this account (${ROLE_LABELS[viewer(res).role]}) does not allow this. Ask an owner of the account.`,
+      ),
+    );
+  /** A route only some roles may use (./roles.ts). */
+  const allow = (p: Permission) => (_req: Request, res: Response, next: NextFunction) =>
+    can(viewer(res).role, p) ? next() : forbid(res);
+
+  async function dashboard(req: Request, res: Response, status = 200, extra: DashboardExtra = {}) {
     const s = session(res);
+    const v = viewer(res);
     const done = typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined;
     const cancelled = req.query.checkout === 'cancelled' ? FLASH.cancelled : undefined;
+    const csrf = sessions.csrfFor(s);
+    const query = req.query as Record<string, unknown>;
+    const { newInvite, ...rest } = extra;
+    // Read once for the page: the account's keys with their members, and its members.
+    const [keys, members] = await Promise.all([team.keysOf(v.accountId), team.store.members(v.accountId)]);
     const view = await dashboardData({ ...d, now: () => d.clock.now() }, s.accountId, {
-      csrf: sessions.csrfFor(s),
+      csrf,
+      scope: scopeOf(v, { keys, members }),
       signedInKey: s.keyId,
-      query: req.query as Record<string, unknown>,
+      query,
       flash: done ?? cancelled,
-      ...extra,
+      ...rest,
     });
     if (!view) return send(res, 404, messagePage('No such account', 'This account no longer exists.'));
+    const teamView = can(v.role, 'team.view')
+      ? await teamViewOf({ d, team }, v, csrf, query, newInvite, { keys, members })
+      : undefined;
     send(res, status, {
       title: 'Your account',
-      body: dashboardBody(view),
+      body: dashboardBody(view, teamView),
       account: { id: s.accountId, signOut: { action: '/account/signout', csrf: sessions.csrfFor(s) } },
     });
   }
@@ -189,7 +243,7 @@ export async function accountPages(
 
   r.get('/account/signin', async (req, res) => {
     const s = await sessionOf(req, res);
-    if (s && s !== 'ended') return go(res, safeNext(req.query.next) ?? '/account');
+    if (s && typeof s !== 'string') return go(res, safeNext(req.query.next) ?? '/account');
     const done = typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined;
     signIn(req, res, 200, undefined, done);
   });
@@ -201,7 +255,12 @@ export async function accountPages(
     const check = await verifyApiKey(d.ledger, key);
     // One message for every refusal: whether a key exists, or was revoked, is nobody's business here.
     if (!check.ok) return signIn(req, res, 401, 'That API key was not accepted. Check it and try again.');
-    await sessions.start(res, check.principal.accountId, check.principal.keyId);
+    const { accountId, keyId } = check.principal;
+    const member = await team.memberForKey(accountId, keyId);
+    if (!member || member.removed_at !== null) {
+      return signIn(req, res, 403, 'That key belongs to a member who was removed from the account.');
+    }
+    await sessions.start(res, accountId, keyId, member.id);
     go(res, safeNext(req.body.next) ?? '/account');
   });
 
@@ -230,8 +289,9 @@ export async function accountPages(
     const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) : '';
     const account = await d.ledger.createAccount({ name: name || null });
     const { key, row } = await createApiKey(d.ledger, account.id, 'default');
-    // The session is not tied to this key: revoking it later should not sign its only holder out.
-    await sessions.start(res, account.id, null);
+    // Its first owner; the session is not tied to this key: revoking it later should not sign its holder out.
+    const founder = await team.founder(account.id);
+    await sessions.start(res, account.id, null, founder.id);
     d.log.info({ account: account.id, key: row.id }, 'account created by sign-up');
     send(res, 201, keyOncePage({ key, accountId: account.id, welcome: true }));
   });
@@ -248,7 +308,12 @@ export async function accountPages(
   });
 
   const otherSignIn: OtherSignIn = async (req, res, result) => {
-    await sessions.start(res, result.accountId, null);
+    // The account's upstream identity is its first owner's.
+    const founder = await team.founder(result.accountId);
+    if (founder.removed_at !== null) {
+      return send(res, 403, messagePage('Not a member', FLASH.member_removed as string));
+    }
+    await sessions.start(res, result.accountId, null, founder.id);
     const next = takeNext(req, res, cookiePolicy());
     if (!result.created) return go(res, next ?? '/account');
     // A new person: the first key of the account, shown once.
@@ -265,46 +330,25 @@ export async function accountPages(
     go(res, '/account/signin?done=signed_out');
   });
 
-  r.post('/account/keys', form, signedIn, async (req, res) => {
-    const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) || null : null;
-    const { key, row } = await createApiKey(d.ledger, session(res).accountId, name);
-    d.log.info({ account: row.account_id, key: row.id }, 'API key created on the dashboard');
-    await dashboard(req, res, 201, { newKey: { key, name } });
+  const ctx = { d, team, form, signedIn, allow, forbid, viewer, dashboard, send, go };
+  keyRoutes(r, ctx);
+  const ownCalls = async (res: Response) => {
+    const v = viewer(res);
+    return can(v.role, 'history.account') ? undefined : (await team.visibleKeys(v)).map((k) => k.id);
+  };
+  paymentRoutes(r, { d, form, signedIn, allow, session, ownCalls, dashboard, send, go });
+  // The pages that fix a refused call (top-up, card) and the alerts are about the account's money: its owners and
+  // billing members'.
+  const paying = (req: Request, res: Response, next: NextFunction) =>
+    signedIn(req, res, () => allow('payments')(req, res, next));
+  fixPages(r, { d, signedIn: paying, session, send, csrf: (s) => sessions.csrfFor(s) });
+  alertRoutes(r, { d, form, signedIn: paying, session, send, go, csrfFor: (s) => sessions.csrfFor(s) });
+  teamRoutes(r, {
+    ...ctx,
+    sessions,
+    refused,
+    limited: (req, res) => limited(res, signIns.take(`account-join:${ip(req)}`), 'attempts'),
   });
-
-  r.post('/account/keys/revoke', form, signedIn, async (req, res) => {
-    const id = String(req.body.key_id ?? '');
-    const mine = (await d.ledger.listApiKeys(session(res).accountId)).some((k) => k.id === id);
-    if (!mine || !(await d.ledger.revokeApiKey(id)))
-      return dashboard(req, res, 404, { error: 'No such active key on this account.' });
-    go(res, '/account?done=key_revoked#keys');
-  });
-
-  const connected = async (res: Response, clientId: string) =>
-    (await d.apps.list(session(res).accountId)).some((a) => a.client_id === clientId);
-
-  r.post('/account/apps/limit', form, signedIn, async (req, res) => {
-    const client = String(req.body.client_id ?? '');
-    if (!(await connected(res, client)))
-      return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
-    const limit = parseLimit(req.body as Record<string, unknown>);
-    if (limit === 'invalid')
-      return dashboard(req, res, 400, { error: 'Enter a daily limit in USD, such as 2.50 (above 0).' });
-    await d.apps.setLimit(session(res).accountId, client, limit);
-    go(res, '/account?done=limit_changed#apps');
-  });
-
-  r.post('/account/apps/revoke', form, signedIn, async (req, res) => {
-    const client = String(req.body.client_id ?? '');
-    if ((await d.apps.revoke(session(res).accountId, client)) === 0) {
-      return dashboard(req, res, 404, { error: 'That app is not connected to this account.' });
-    }
-    go(res, '/account?done=app_revoked#apps');
-  });
-
-  paymentRoutes(r, { d, form, signedIn, session, dashboard, send, go });
-  fixPages(r, { d, signedIn, session, send, csrf: (s) => sessions.csrfFor(s) });
-  alertRoutes(r, { d, form, signedIn, session, send, go, csrfFor: (s) => sessions.csrfFor(s) });
 
   return { router: r, otherSignIn };
 }

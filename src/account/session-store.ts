@@ -11,6 +11,8 @@ import { getOrCreate } from '../db/secrets.js';
 export interface StoredSession {
   accountId: string;
   keyId: string | null;
+  /** The team member it acts as (null: a session from before teams, resolved by its key). */
+  memberId: string | null;
 }
 
 export interface SessionStore {
@@ -19,6 +21,8 @@ export interface SessionStore {
   /** The session, if it is still live at `now`. */
   get(idHash: string, now: number): Promise<StoredSession | undefined>;
   remove(idHash: string): Promise<void>;
+  /** Ends every session of a member (removed from its account), on every replica at once. */
+  removeOfMember(memberId: string): Promise<number>;
   /** A secret generated once and kept; the first writer wins, across replicas too. */
   secret(name: string, generate: () => string): Promise<string>;
   /**
@@ -28,7 +32,7 @@ export interface SessionStore {
   countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }>;
 }
 
-export function openSessionStore(state: StateDb): SessionStore {
+export function openSessionStore(state: Pick<StateDb, 'stores'>): SessionStore {
   return new SqlSessionStore(state.stores);
 }
 
@@ -40,7 +44,7 @@ class SqlSessionStore implements SessionStore {
     this.read = prepare(db, (p: { idHash: string; now: number }) =>
       db
         .selectFrom('account_sessions')
-        .select(['account_id', 'key_id'])
+        .select(['account_id', 'key_id', 'member_id'])
         .where('id_hash', '=', p.idHash)
         .where('expires_at', '>', p.now),
     );
@@ -54,6 +58,7 @@ class SqlSessionStore implements SessionStore {
         id_hash: idHash,
         account_id: s.accountId,
         key_id: s.keyId,
+        member_id: s.memberId,
         created_at: now,
         expires_at: expiresAt,
       })
@@ -62,11 +67,19 @@ class SqlSessionStore implements SessionStore {
 
   async get(idHash: string, now: number): Promise<StoredSession | undefined> {
     const row = await this.read.first({ idHash, now });
-    return row ? { accountId: row.account_id, keyId: row.key_id } : undefined;
+    return row ? { accountId: row.account_id, keyId: row.key_id, memberId: row.member_id } : undefined;
   }
 
   async remove(idHash: string): Promise<void> {
     await this.db.deleteFrom('account_sessions').where('id_hash', '=', idHash).execute();
+  }
+
+  async removeOfMember(memberId: string): Promise<number> {
+    const r = await this.db
+      .deleteFrom('account_sessions')
+      .where('member_id', '=', memberId)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 
   async countAttempt(key: string, now: number, windowMs: number): Promise<{ start: number; count: number }> {

@@ -22,6 +22,8 @@ export interface Session {
   id: string;
   accountId: string;
   keyId: string | null;
+  /** The team member it acts as (null: a session from before teams, resolved by its key or as the first owner). */
+  memberId: string | null;
 }
 
 export interface CookieSettings {
@@ -57,14 +59,19 @@ export class AccountSessions {
     return { secure: this.cookies.secure(), basePath: this.cookies.basePath() };
   }
 
-  /** Starts a session for the account and sets its cookie. */
-  async start(res: Response, accountId: string, keyId: string | null): Promise<Session> {
+  /** Starts a session for a member of the account and sets its cookie. */
+  async start(res: Response, accountId: string, keyId: string | null, memberId: string): Promise<Session> {
     const token = randomBytes(32).toString('base64url');
     const id = sha256Hex(token);
     const now = this.now();
-    await this.store.add(id, { accountId, keyId }, now, now + SESSION_TTL_MS);
+    await this.store.add(id, { accountId, keyId, memberId }, now, now + SESSION_TTL_MS);
     setCookie(res, this.policy(), SESSION_COOKIE, token, '/account', SESSION_TTL_MS / 1000);
-    return { id, accountId, keyId };
+    return { id, accountId, keyId, memberId };
+  }
+
+  /** Ends every session of a member, wherever it was opened (the store is shared by every replica). */
+  endMember(memberId: string): Promise<number> {
+    return this.store.removeOfMember(memberId);
   }
 
   /** The browser's session, if its cookie names a live one. */

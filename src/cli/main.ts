@@ -15,6 +15,7 @@ import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { catalogCommand } from './catalog.js';
 import { chooseDatabase, databaseError, describeDatabase } from './database.js';
+import { members } from './members.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
 import { checkCommand, USAGE, usageOf } from './usage.js';
@@ -118,6 +119,8 @@ async function run(argv: string[], out: Out): Promise<number> {
   try {
     if (command === 'oauth') {
       await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
+    } else if (command === 'members') {
+      await members(opened.state, ledger, config.publicUrl, out, sub, rest, values);
     } else await dispatch(ledger, money, out, command as string, sub, rest, values);
     // Which database answered (a refusal names it in its own words).
     out.info(`database: ${describeDatabase(config)}`);
@@ -190,6 +193,7 @@ function parse(argv: string[]) {
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       name: { type: 'string' },
+      role: { type: 'string' },
       'credit-usd': { type: 'string' },
       limit: { type: 'string' },
       template: { type: 'boolean' },

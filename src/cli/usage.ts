@@ -18,6 +18,10 @@ export const COMMANDS: Record<string, Record<string, string>> = {
   credit: { '': 'credit <account> <usd>' },
   balance: { '': 'balance <account>' },
   tx: { '': 'tx <account> [--limit N]' },
+  members: {
+    list: 'members list <account>',
+    invite: 'members invite <account> [--role owner|billing|member] [--name N]',
+  },
   oauth: {
     list: 'oauth list <account>',
     revoke: 'oauth revoke <account> -- <client_id>',
@@ -45,6 +49,9 @@ Usage: ${ENTRY} <command> [options] [--json]     (or \`tollgate\` after \`npm li
   credit <account> <usd>                  add credit to an account
   balance <account>                       show an account's balance
   tx <account> [--limit N]                recent transactions, newest first
+  members list <account>                  the account's team: members, roles, keys
+  members invite <account> [--role R] [--name N]
+                                          a one-time link to join the account as R (member by default)
   oauth list <account>                    apps (MCP hosts) connected to the account over OAuth
   oauth revoke <account> -- <client_id>   disconnect an app: its tokens stop working at once
                                           (client ids may start with "-": put them after --)

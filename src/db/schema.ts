@@ -48,9 +48,48 @@ export interface Database {
     key_id: string | null;
     created_at: number;
     expires_at: number;
+    /** The team member the session acts as (null: a session from before teams, resolved by its key). */
+    member_id: Generated<string | null>;
   };
   account_secrets: NamedValue;
   account_attempts: { key: string; window_start: number; count: number; expires_at: number };
+  account_members: {
+    id: string;
+    account_id: string;
+    name: string;
+    role: 'owner' | 'billing' | 'member';
+    invited_by: string | null;
+    created_at: number;
+    removed_at: number | null;
+    removed_by: string | null;
+  };
+  account_invites: {
+    id: string;
+    /** SHA-256 of the one-time token: the link itself is never stored. */
+    token_hash: string;
+    account_id: string;
+    role: 'owner' | 'billing' | 'member';
+    name: string | null;
+    created_by: string | null;
+    created_at: number;
+    expires_at: number;
+    accepted_at: number | null;
+    member_id: string | null;
+    revoked_at: number | null;
+  };
+  account_member_keys: { key_id: string; account_id: string; member_id: string } & Stamped;
+  account_events: {
+    id: string;
+    account_id: string;
+    created_at: number;
+    actor_id: string | null;
+    actor_name: string;
+    action: string;
+    subject_id: string | null;
+    subject_name: string | null;
+    /** JSON text. */
+    detail: string | null;
+  };
 
   billing_customers: { account_id: string; customer_id: string } & Stamped;
   billing_cards: {

@@ -110,6 +110,7 @@ export async function openDoors(
     log: log.child({ door: 'account' }),
     version: VERSION,
     prices: { services: run.services, mode: config.env.TOLLGATE_LIST_UNAVAILABLE },
+    oauthStore: oauth.store,
   });
   accountSignIn = account.otherSignIn;
 

@@ -84,6 +84,17 @@ export interface UsageRow {
   calls: number;
 }
 
+/**
+ * What an account spent per principal in a time range: who presented the credential (the API key's id for an
+ * API-key call, `oauth:<client>` for an app, `x402:<payer>`), so spend per key and per team member is read here.
+ */
+export interface PrincipalSpendRow {
+  principal: string | null;
+  /** Charged minus refunded. */
+  micros: number;
+  calls: number;
+}
+
 /** A window of time, ms since the epoch: from inclusive, to exclusive. */
 export interface TimeRange {
   fromMs?: number | undefined;
@@ -231,6 +242,17 @@ export interface LedgerReads {
    * account-wide counter, or a scope's (`oauth:<client>`). The alerts' cap crossings read it.
    */
   dailySpend(accountId: string, scope?: string): Promise<number>;
+  /** Spend per principal in a time range (calls that succeeded, net of refunds): per key, per app. */
+  spendByPrincipal(accountId: string, range: TimeRange): Promise<PrincipalSpendRow[]>;
+  /** The calls these principals made (a team member's keys), newest first, optionally within a time range. */
+  transactionsOf(
+    accountId: string,
+    principals: readonly string[],
+    limit: number,
+    range?: TimeRange,
+  ): Promise<CallRow[]>;
+  /** `usageByDay` of these principals' calls only (a team member's own usage). */
+  usageByDayOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]>;
 }
 
 /** Accounts and keys: records that move no money. */

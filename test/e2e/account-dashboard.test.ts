@@ -277,5 +277,5 @@ describe('the account dashboard in Chromium', () => {
 
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });

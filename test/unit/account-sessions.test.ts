@@ -38,11 +38,16 @@ describe.each(BACKENDS)('account sessions ($name)', (backend) => {
   it('[account:session-cookies] starts, finds, ends and expires a session', async () => {
     const sessions = await openAccountSessions(a.db, cookies, () => now);
     const jar = cookieJar();
-    const s = await sessions.start(jar.res, 'acct_1', 'key_1');
+    const s = await sessions.start(jar.res, 'acct_1', 'key_1', 'mbr_1');
     expect(jar.set[0]).toMatch(
       /^tg_session=[\w-]{43}; Path=\/account; Max-Age=43200; HttpOnly; SameSite=Lax; Secure$/,
     );
-    expect(await sessions.find(jar.req())).toEqual({ id: s.id, accountId: 'acct_1', keyId: 'key_1' });
+    expect(await sessions.find(jar.req())).toEqual({
+      id: s.id,
+      accountId: 'acct_1',
+      keyId: 'key_1',
+      memberId: 'mbr_1',
+    });
     // A forged or unknown cookie finds nothing.
     expect(
       await sessions.find({ headers: { cookie: `${SESSION_COOKIE}=${'A'.repeat(43)}` } } as never),
@@ -53,7 +58,7 @@ describe.each(BACKENDS)('account sessions ($name)', (backend) => {
 
     now = Date.UTC(2026, 10, 23, 12);
     const other = cookieJar();
-    await sessions.start(other.res, 'acct_2', null);
+    await sessions.start(other.res, 'acct_2', null, 'mbr_2');
     expect((await sessions.find(other.req()))?.accountId).toBe('acct_2');
     const out = cookieJar();
     await sessions.end(other.req(), out.res);
@@ -65,7 +70,7 @@ describe.each(BACKENDS)('account sessions ($name)', (backend) => {
     const one = await openAccountSessions(a.db, cookies, () => now);
     const two = await openAccountSessions(b.db, cookies, () => now);
     const jar = cookieJar();
-    const s = await one.start(jar.res, 'acct_1', null);
+    const s = await one.start(jar.res, 'acct_1', null, 'mbr_1');
     expect(await two.find(jar.req())).toEqual(s);
     // The form key is shared too: a CSRF token issued by one replica verifies on the other.
     expect(two.verify(jar.req({ csrf: one.csrfFor(s) }), s)).toBe(true);
@@ -80,7 +85,7 @@ describe.each(BACKENDS)('account sessions ($name)', (backend) => {
       openAccountSessions(b.db, cookies, () => now),
     ]);
     const jar = cookieJar();
-    const s = await one.start(jar.res, 'acct_1', null);
+    const s = await one.start(jar.res, 'acct_1', null, 'mbr_1');
     expect(two.csrfFor(s)).toBe(one.csrfFor(s));
   });
 

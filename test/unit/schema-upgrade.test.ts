@@ -121,7 +121,7 @@ async function expectRowsKept(state: Awaited<ReturnType<typeof openState>>['stat
   expect(await oauth.secret('jwks', () => 'new')).toBe('legacy-jwks');
   const sessions = openSessionStore(state);
   expect(await sessions.secret('form_key', () => 'new')).toBe('legacy-form-key');
-  expect(await sessions.get('sess_hash', NOW)).toEqual({ accountId: 'acct_1', keyId: null });
+  expect(await sessions.get('sess_hash', NOW)).toEqual({ accountId: 'acct_1', keyId: null, memberId: null });
   expect(await openBillingStore(state).state('schedule')).toBe('42');
   expect(await openHandleStore(state, clock).resolve('acct_1', 'crawl', 'crawl_h1')).toMatchObject({
     data: { n: 1 },
@@ -222,7 +222,10 @@ describe('[scale:one-schema] a database made by the release before upgrades with
       const opened = await openState(config(old.url), { replicaId: 'r_new' });
       const made = await openState(config(fresh.url), { replicaId: 'r_new' });
       try {
-        expect(opened.migrated.applied.map((m) => m.version)).toEqual([201, 202, 260, 301, 302, 303, 330]);
+        // And the changes since that release (110: team accounts; 330: alerts).
+        expect(opened.migrated.applied.map((m) => m.version)).toEqual([
+          110, 201, 202, 260, 301, 302, 303, 330,
+        ]);
         const { state } = opened;
         await expectRowsKept(state, join(dataDir, 'none'));
         // The rows of a replica whose lease is gone (r_old left no lease row) are adopted by this one.

@@ -2,6 +2,7 @@ import { LEDGER_MIGRATIONS } from '../../pg/migrations/ledger.js';
 import { ALERT_MIGRATIONS } from './alerts.js';
 import { SIGN_IN_MIGRATIONS } from './sign-in.js';
 import { STORE_MIGRATIONS } from './stores.js';
+import { TEAM_MIGRATIONS } from './teams.js';
 import type { Migration } from './types.js';
 
 export type { Migration, StateFile } from './types.js';
@@ -16,6 +17,7 @@ export const MIGRATIONS: readonly Migration[] = [
     (m): Migration => ({ version: m.version, name: m.name, up: m.sql, only: 'postgres' }),
   ),
   ...SIGN_IN_MIGRATIONS,
+  ...TEAM_MIGRATIONS,
   ...STORE_MIGRATIONS,
   ...ALERT_MIGRATIONS,
 ];

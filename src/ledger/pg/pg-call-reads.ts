@@ -1,7 +1,8 @@
-import type { CallRow, TimeRange, UsageRow } from '../types.js';
+import type { CallRow, PrincipalSpendRow, TimeRange, UsageRow } from '../types.js';
 
 // The transaction record as PostgreSQL reads it: one call, an account's calls newest first, spend per UTC day and
-// service. Named statements, prepared once per connection.
+// service, and the same per principal (a key id, `oauth:<client>`) for team accounts. Named statements, prepared once
+// per connection.
 
 const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
@@ -61,5 +62,49 @@ export class PgCallReads {
       [accountId, day],
     );
     return r?.spent_micros ?? 0;
+  }
+
+  /** Spend per principal: dashboard reads, on the calls' (account, time) index, never on the call path. */
+  spend(accountId: string, range: TimeRange): Promise<PrincipalSpendRow[]> {
+    return this.rows(
+      'tg_spend_by_principal',
+      `SELECT principal, sum(charged_micros - refunded_micros)::bigint AS micros, count(*)::bigint AS calls
+         FROM calls
+        WHERE account_id = $1 AND created_at >= $2 AND created_at < $3 AND status IN ('succeeded', 'refunded')
+        GROUP BY principal ORDER BY 2 DESC, principal`,
+      [accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
+    );
+  }
+
+  async callsOf(
+    accountId: string,
+    principals: readonly string[],
+    limit: number,
+    range: TimeRange,
+  ): Promise<CallRow[]> {
+    if (principals.length === 0) return [];
+    const rows = await this.rows<CallDbRow>(
+      'tg_calls_of_principals',
+      `SELECT ${CALL_COLUMNS} FROM calls
+        WHERE account_id = $1 AND principal = ANY($2::text[]) AND created_at >= $3 AND created_at < $4
+        ORDER BY created_at DESC, id DESC LIMIT $5`,
+      [accountId, principals, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit],
+    );
+    return rows.map(toCallRow);
+  }
+
+  async usageOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]> {
+    if (principals.length === 0) return [];
+    return this.rows(
+      'tg_usage_of_principals',
+      `SELECT to_char(to_timestamp(created_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              CASE WHEN strpos(action, '/') > 0 THEN split_part(action, '/', 1) ELSE '' END AS service,
+              sum(charged_micros - refunded_micros)::bigint AS micros, count(*)::bigint AS calls
+         FROM calls
+        WHERE account_id = $1 AND principal = ANY($2::text[]) AND created_at >= $3 AND created_at < $4
+          AND status IN ('succeeded', 'refunded')
+        GROUP BY 1, 2 ORDER BY 1, 2`,
+      [accountId, principals, range.fromMs ?? 0, range.toMs ?? MAX_TIME],
+    );
   }
 }

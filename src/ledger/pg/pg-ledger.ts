@@ -424,6 +424,18 @@ export class PgLedger implements Ledger {
     return this.reads.dailySpend(accountId, scope ? `${day} ${scope}` : day);
   }
 
+  transactionsOf(accountId: string, principals: readonly string[], limit: number, range: TimeRange = {}) {
+    return this.reads.callsOf(accountId, principals, limit, range);
+  }
+
+  usageByDayOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]> {
+    return this.reads.usageOf(accountId, principals, range);
+  }
+
+  spendByPrincipal(accountId: string, range: TimeRange) {
+    return this.reads.spend(accountId, range);
+  }
+
   movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
     return this.mv.movements(accountId, limit, range);
   }

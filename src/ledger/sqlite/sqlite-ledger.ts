@@ -21,6 +21,7 @@ import {
   LedgerStateError,
   type MovementKind,
   type MovementRow,
+  type PrincipalSpendRow,
   type SettlementOutcome,
   type SettlementRequest,
   type SettlementResult,
@@ -36,6 +37,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Durability, GroupCommit } from './group-commit.js';
 import { voidLegacyHolds } from './legacy-holds.js';
 import { SqliteMovements } from './movements.js';
+import { SqlitePrincipalReads } from './principal-reads.js';
 import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
 import { type CallDbRow, prepareStatements } from './statements.js';
@@ -78,6 +80,7 @@ export class SqliteLedger implements Ledger {
   private readonly checkpointer: Checkpointer | undefined;
   private readonly keys: KeyCache;
   private readonly s;
+  private readonly byPrincipal: SqlitePrincipalReads;
 
   constructor(db: SqliteDb, opts: SqliteLedgerOptions) {
     migrateLedger(db);
@@ -103,6 +106,7 @@ export class SqliteLedger implements Ledger {
       this.commits.attach(this.checkpointer.gate);
     }
     this.s = prepareStatements(db);
+    this.byPrincipal = new SqlitePrincipalReads(db);
     this.refunds = new SqliteRefunds(db);
     this.calls = new SqliteCalls(this.s, this.commits, this.refunds, this.idempotencyTtlMs);
     // Card refunds and disputes take only money no hold reserves: this process's holds included.
@@ -264,18 +268,43 @@ export class SqliteLedger implements Ledger {
 
   /** Calls, newest first: this process's pending ones (held in memory) with the recorded ones. */
   transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
+    const rows = this.s.callsOf.all(accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME, limit);
+    return Promise.resolve(this.withPending(accountId, rows.map(toCallRow), limit, range));
+  }
+
+  transactionsOf(
+    accountId: string,
+    principals: readonly string[],
+    limit: number,
+    range: TimeRange = {},
+  ): Promise<CallRow[]> {
+    const rows = this.byPrincipal.calls(accountId, principals, limit, range).map(toCallRow);
+    const only = new Set(principals);
+    return Promise.resolve(
+      this.withPending(accountId, rows, limit, range, (c) => c.principal !== null && only.has(c.principal)),
+    );
+  }
+
+  /** Recorded calls merged with this process's pending ones in the range, newest first. */
+  private withPending(
+    accountId: string,
+    rows: CallRow[],
+    limit: number,
+    range: TimeRange,
+    keep: (c: CallRow) => boolean = () => true,
+  ): CallRow[] {
     const from = range.fromMs ?? 0;
     const to = range.toMs ?? MAX_TIME;
-    const rows = this.s.callsOf.all(accountId, from, to, limit).map(toCallRow);
     const pending = this.calls.reserved
       .ofAccount(accountId)
       .filter((h) => h.createdAt >= from && h.createdAt < to)
-      .map(SqliteCalls.pendingRow);
-    if (pending.length === 0) return Promise.resolve(rows);
+      .map(SqliteCalls.pendingRow)
+      .filter(keep);
+    if (pending.length === 0) return rows;
     const all = [...pending, ...rows].sort((a, b) =>
       a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : b.created_at - a.created_at,
     );
-    return Promise.resolve(all.slice(0, limit));
+    return all.slice(0, limit);
   }
 
   usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
@@ -287,6 +316,14 @@ export class SqliteLedger implements Ledger {
     const key = scope ? `${day} ${scope}` : day;
     const committed = this.s.spent.get(accountId, key)?.spent_micros ?? 0;
     return Promise.resolve(committed + this.calls.reserved.capHeldOf(accountId, key));
+  }
+
+  usageByDayOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]> {
+    return Promise.resolve(this.byPrincipal.usage(accountId, principals, range));
+  }
+
+  spendByPrincipal(accountId: string, range: TimeRange): Promise<PrincipalSpendRow[]> {
+    return Promise.resolve(this.byPrincipal.spend(accountId, range));
   }
 
   movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
