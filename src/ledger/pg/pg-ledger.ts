@@ -9,28 +9,23 @@ import {
   type Balance,
   type BeginRequest,
   type BeginResult,
-  type CallRow,
   type CaptureRequest,
-  type CreditLine,
   type ExternalRequest,
   type ExternalResult,
   type GrantLineRequest,
   type GrantLineResult,
   type Ledger,
   LedgerStateError,
-  type MovementKind,
-  type MovementRow,
   type SettlementOutcome,
   type SettlementRequest,
   type SettlementResult,
   type SettlementStart,
   type SweepResult,
-  type TimeRange,
-  type UsageRow,
   type VoidRequest,
 } from '../types.js';
 import { utcDay } from '../utc-day.js';
 import { PgCallReads } from './pg-call-reads.js';
+import { PgLedgerReads } from './pg-ledger-reads.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
@@ -73,8 +68,7 @@ const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) 
 
 const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
 
-export class PgLedger implements Ledger {
-  private readonly clock: Clock;
+export class PgLedger extends PgLedgerReads implements Ledger {
   private readonly ttl: number;
   private readonly replicaId: string;
   private readonly keys: KeyCache;
@@ -86,21 +80,21 @@ export class PgLedger implements Ledger {
    * resolve any hold, the statements check for themselves.
    */
   private readonly fullHolds = new Set<string>();
-  private readonly mv: PgMovements;
-  private readonly reads: PgCallReads;
 
   constructor(
     private readonly pool: PgPool,
     opts: PgLedgerOptions,
   ) {
-    this.clock = opts.clock;
+    super(
+      opts.clock,
+      new PgMovements(pool),
+      new PgCallReads((name, text, values) => this.rows(name, text, values)),
+    );
     this.ttl = opts.idempotencyTtlMs;
     this.replicaId = opts.replicaId;
     this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
-    this.mv = new PgMovements(pool);
-    this.reads = new PgCallReads((name, text, values) => this.rows(name, text, values));
   }
 
   private async rows<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
@@ -403,61 +397,6 @@ export class PgLedger implements Ledger {
       reason,
       now,
     );
-  }
-
-  // ---- reads ---------------------------------------------------------------------------------------------
-
-  getCall(id: string): Promise<CallRow | undefined> {
-    return this.reads.call(id);
-  }
-
-  transactions(accountId: string, limit: number, range: TimeRange = {}): Promise<CallRow[]> {
-    return this.reads.calls(accountId, limit, range);
-  }
-
-  usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]> {
-    return this.reads.usage(accountId, range);
-  }
-
-  dailySpend(accountId: string, scope?: string): Promise<number> {
-    const day = utcDay(this.clock.now());
-    return this.reads.dailySpend(accountId, scope ? `${day} ${scope}` : day);
-  }
-
-  transactionsOf(accountId: string, principals: readonly string[], limit: number, range: TimeRange = {}) {
-    return this.reads.callsOf(accountId, principals, limit, range);
-  }
-
-  usageByDayOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]> {
-    return this.reads.usageOf(accountId, principals, range);
-  }
-
-  spendByPrincipal(accountId: string, range: TimeRange) {
-    return this.reads.spend(accountId, range);
-  }
-
-  movements(accountId: string, limit: number, range?: TimeRange): Promise<MovementRow[]> {
-    return this.mv.movements(accountId, limit, range);
-  }
-
-  getMovement(id: string): Promise<MovementRow | undefined> {
-    return this.mv.get(id);
-  }
-
-  movementByRef(kind: MovementKind, externalRef: string): Promise<MovementRow | undefined> {
-    return this.mv.byRef(kind, externalRef);
-  }
-
-  creditLine(accountId: string): Promise<CreditLine> {
-    return this.mv.creditLine(accountId);
-  }
-
-  drawnAccounts(minDrawnMicros: number, limit: number) {
-    return this.mv.drawnAccounts(minDrawnMicros, limit);
-  }
-
-  pendingSettlements(startedBefore: number, limit: number): Promise<MovementRow[]> {
-    return this.mv.pendingSettlements(startedBefore, limit);
   }
 
   // ---- money without a call (./pg-movements.ts) -----------------------------------------------------------
