@@ -58,8 +58,12 @@ export class ExportWriter {
   static async create(path: string): Promise<ExportWriter> {
     const partial = `${path}.partial`;
     // 0600: the file holds secrets. A leftover .partial of a failed export is replaced.
-    await rm(partial, { force: true });
-    return new ExportWriter(path, partial, await open(partial, 'wx', 0o600));
+    try {
+      await rm(partial, { force: true });
+      return new ExportWriter(path, partial, await open(partial, 'wx', 0o600));
+    } catch (e) {
+      throw new CliError('file_unwritable', `cannot write ${partial}: ${(e as Error).message}`, 1);
+    }
   }
 
   async line(value: unknown): Promise<void> {
