@@ -301,6 +301,18 @@ describe.each([
       expect((await l.refundCall(first?.id as string, 'after the move')).refundedMicros).toBe(10_000);
     });
     await withSide(target, (db) => refuseUnbalanced(db, 'the target'));
+    // What the source's processes owned goes to a replica that is gone, which the target's first gateway recovers.
+    await withSide(target, async (db) => {
+      const owners = await db.all<{ o: string }>('SELECT DISTINCT replica AS o FROM x402_payments');
+      const crawls = await db.all<{ o: string }>('SELECT DISTINCT owner AS o FROM crawl_jobs', 'web');
+      const owner = to === 'sqlite' ? 'local' : 'imported';
+      expect([...owners, ...crawls].map((r) => r.o)).toEqual([owner, owner]);
+      if (to === 'postgres') {
+        expect(await db.all("SELECT lease_expires_at FROM replicas WHERE id = 'imported'")).toEqual([
+          { lease_expires_at: 0 },
+        ]);
+      }
+    });
     if (to === 'postgres') {
       // Revenue sits where PostgreSQL's own captures put it: on the accounts that paid it.
       await withLedger(target, async (_l, s) => {
