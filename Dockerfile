@@ -1,10 +1,9 @@
 # syntax=docker/dockerfile:1
-# tollgate as a container (docs/operator.md "Container"). Two stages from one lockfile:
-#   build  – `npm ci` (every dependency, TypeScript included), `npm run build` → dist/, then
-#            `npm prune --omit=dev`: the production dependencies only, built once
-#   final  – Node, those dependencies, dist/ and bin/, run as the unprivileged `node` user.
+# tollgate as a container (docs/operator.md "Container"). Stages from one lockfile:
+#   deps   – `npm ci --omit=dev`: the production dependencies only (no install script needs a dev dependency)
+#   build  – `npm ci` (every dependency, TypeScript included), `npm run build` → dist/
+#   final  – Node, the production dependencies, dist/ and bin/, run as the unprivileged `node` user.
 # test/integration/fresh-clone.test.ts runs the same commands on a fresh clone (Docker itself is not run there).
-# `npm ci --omit=dev` works as well (no install script needs a dev dependency) for a separate dependency stage.
 ARG NODE_VERSION=22
 
 # better-sqlite3 installs a prebuilt binary where one exists and compiles otherwise: the compiler stays in the
@@ -16,6 +15,9 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 
+FROM toolchain AS deps
+RUN npm ci --omit=dev --no-audit --no-fund
+
 FROM toolchain AS build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
@@ -24,7 +26,6 @@ COPY catalog catalog
 COPY tools tools
 COPY auth auth
 RUN npm run build
-RUN npm prune --omit=dev --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim
 # Debian's Chromium for JavaScript pages and screenshots (about 300 MB): `--build-arg WITH_CHROMIUM=true`.
@@ -39,7 +40,7 @@ ENV NODE_ENV=production \
     TOLLGATE_PORT=8402 \
     TOLLGATE_DATA_DIR=/var/lib/tollgate
 WORKDIR /app
-COPY --from=build /app/node_modules node_modules
+COPY --from=deps /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
 COPY bin bin

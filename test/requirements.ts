@@ -386,6 +386,12 @@ export const REQUIREMENTS = {
     '/readyz is 503 while the database or storage does not answer or the gateway drains; /healthz is liveness.',
   'cli:which-database':
     'The CLI says which database it used and refuses to guess when the data dir and TOLLGATE_DATABASE_URL disagree.',
+  'ops:export-import':
+    'tollgate export / import carry the whole state between SQLite and PostgreSQL, both ways: every balance, history sum, key, OAuth grant and carried row arrives, checked to the micro-dollar; a gateway on the imported database serves the old keys and tokens.',
+  'ops:export-refusals':
+    'Export refuses while a gateway serves, calls are in flight or the ledger does not add up; import refuses a target with data or a gateway, and a damaged or cut file, importing nothing.',
+  'ops:transfer-classified':
+    'Every table of both databases (and every column of the ledger) is carried by export or skipped with a reason; an unclassified one fails a contract test.',
   'cli:names': 'Every command takes an account by id or by name.',
   'cli:tables': 'Listings have a header row and aligned columns; keys list shows key names.',
   'cli:usage-errors': 'A usage error prints the one usage line that applies, not the whole help.',

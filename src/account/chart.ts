@@ -142,6 +142,9 @@ function draw(d: Drawing, g: Geometry): string {
     );
   }
   const every = Math.ceil(days.length / g.dayLabels);
+  // A day label ("MM-DD") is about 0.6 em a character wide; the last one ends at the edge.
+  const labelW = 5 * g.font * 0.6;
+  const lastLeft = W - M.right - labelW;
   days.forEach((day, i) => {
     const x = M.left + i * slot + (slot - barW) / 2;
     const segments: string[] = [];
@@ -161,12 +164,13 @@ function draw(d: Drawing, g: Geometry): string {
     parts.push(`<g class="day" data-day="${day}" data-total-micros="${totals[i]}">${segments.join('')}</g>`);
     // Every n-th day, and the last (today); a label that would touch the last one is left out.
     const last = i === days.length - 1;
-    if (last || (i % every === 0 && days.length - 1 - i >= every / 2)) {
+    const centre = M.left + i * slot + slot / 2;
+    if (last || (i % every === 0 && centre + labelW / 2 + g.font / 2 <= lastLeft)) {
       parts.push(
         // The last label ends at the edge rather than past it.
         i === days.length - 1
           ? `<text x="${W - M.right}" y="${H - 8}" text-anchor="end" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`
-          : `<text x="${(M.left + i * slot + slot / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`,
+          : `<text x="${centre.toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`,
       );
     }
   });

@@ -142,3 +142,16 @@ export function databaseError(e: unknown, config: Pick<Config, 'database'>): unk
     { database: maskedUrl(config.database.url) },
   );
 }
+
+/** No database where a command looked: it names the directory and how it was chosen. */
+export function noDatabase(dataDir: string): CliError {
+  const how = process.env.TOLLGATE_DATA_DIR
+    ? 'TOLLGATE_DATA_DIR'
+    : 'the default ./data of the current directory; set TOLLGATE_DATA_DIR';
+  return new CliError(
+    'no_database',
+    `no tollgate database in ${dataDir} (${how}): run this where the gateway runs, or point TOLLGATE_DATA_DIR at its data directory`,
+    1,
+    { data_dir: dataDir },
+  );
+}

@@ -14,7 +14,7 @@ import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { catalogCommand } from './catalog.js';
-import { chooseDatabase, databaseError, describeDatabase } from './database.js';
+import { chooseDatabase, databaseError, describeDatabase, noDatabase } from './database.js';
 import { members } from './members.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
@@ -87,6 +87,13 @@ async function run(argv: string[], out: Out): Promise<number> {
     return serve(config, out, envFile, log, values.workers);
   }
   if (command === 'migrate') return migrateCommand(config, out);
+  // Moving the whole state between databases (src/cli/transfer): loaded only for these.
+  if (command === 'export')
+    return (await import('./transfer/export.js')).exportCommand(config, out, values.out);
+  if (command === 'import') {
+    if (!sub) throw new UsageError('missing <file>', usageOf('import'));
+    return (await import('./transfer/import.js')).importCommand(config, out, sub);
+  }
 
   // Every other command works on the gateway's existing database; only `accounts create` may start one. A
   // command run from the wrong directory would otherwise find an empty new database and answer "no account".
@@ -173,18 +180,6 @@ function loadEnvFile(): string | undefined {
   }
 }
 
-function noDatabase(dataDir: string): CliError {
-  const how = process.env.TOLLGATE_DATA_DIR
-    ? 'TOLLGATE_DATA_DIR'
-    : 'the default ./data of the current directory; set TOLLGATE_DATA_DIR';
-  return new CliError(
-    'no_database',
-    `no tollgate database in ${dataDir} (${how}): run this where the gateway runs, or point TOLLGATE_DATA_DIR at its data directory`,
-    1,
-    { data_dir: dataDir },
-  );
-}
-
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -199,6 +194,7 @@ function parse(argv: string[]) {
       template: { type: 'boolean' },
       workers: { type: 'string' },
       database: { type: 'string' },
+      out: { type: 'string' },
     },
   });
 }

@@ -6,6 +6,8 @@ import { UsageError } from './output.js';
 export const COMMANDS: Record<string, Record<string, string>> = {
   serve: { '': 'serve [--workers N] [--database sqlite|postgres]' },
   migrate: { '': 'migrate' },
+  export: { '': 'export [--out FILE] [--database sqlite|postgres]' },
+  import: { '': 'import <file> [--database sqlite|postgres]' },
   accounts: {
     create: 'accounts create [--name N] [--credit-usd X]',
     list: 'accounts list',
@@ -40,6 +42,9 @@ Usage: ${ENTRY} <command> [options] [--json]     (or \`tollgate\` after \`npm li
   serve [--workers N]                     start the gateway (HTTP shim, MCP, model router); with PostgreSQL,
                                           N worker processes behind one port (default: one per core)
   migrate                                 bring the database schema up to this version (serve also does)
+  export [--out FILE]                     the whole state (accounts, keys, ledger, OAuth, …) as one file,
+                                          with no gateway running (docs/operator.md "Move to PostgreSQL")
+  import <file>                           an export into this (empty) database, checked to the micro-dollar
   accounts create [--name N] [--credit-usd X]
                                           create an account and its first API key
   accounts list                           accounts with their balances and credit lines

@@ -12,8 +12,8 @@ import type { StoreDb } from './schema.js';
 // that it has not been applied meanwhile. SQLite's `schema_migrations` is the one the ledger also keeps its
 // versions in (namespaced); the store layer's are under namespace `stores`.
 
-/** An arbitrary constant: the advisory lock every tollgate process takes to migrate. */
-const MIGRATION_LOCK = 0x7011_6a7e;
+/** An arbitrary constant: the advisory lock every tollgate process takes to migrate (and an import holds). */
+export const MIGRATION_LOCK = 0x7011_6a7e;
 const NAMESPACE = 'stores';
 
 export interface MigrateResult {

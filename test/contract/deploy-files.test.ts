@@ -92,8 +92,12 @@ describe('deployment files', () => {
     const docker = read('Dockerfile');
     expect(docker).toMatch(/^ENTRYPOINT \["node", "bin\/tollgate\.js"\]\nCMD \["serve"\]$/m);
     expect(docker).toMatch(/^USER node$/m);
-    expect(docker).toMatch(/^RUN npm ci /m);
-    expect(docker).toMatch(/^RUN npm run build\nRUN npm prune --omit=dev/m);
+    // The final image's dependencies come from `npm ci --omit=dev`; dist/ from a stage that has them all.
+    expect(docker).toMatch(/^FROM toolchain AS deps\nRUN npm ci --omit=dev /m);
+    expect(docker).toMatch(/^COPY --from=deps \/app\/node_modules node_modules$/m);
+    expect(docker).toMatch(/^RUN npm ci --no-audit --no-fund$/m);
+    expect(docker).toMatch(/^RUN npm run build$/m);
+    expect(docker).toMatch(/^COPY --from=build \/app\/dist dist$/m);
     // npm ci --omit=dev runs the root package's install scripts without the dev dependencies: none may need them.
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare']) {

@@ -156,6 +156,20 @@ describe.each(WIDTHS)('the pages at $width px', (w) => {
       return Number((svg.querySelector('text') as SVGTextElement).getAttribute('font-size')) * scale;
     });
     expect(label, 'chart labels in CSS px').toBeGreaterThanOrEqual(11);
+    // The day labels under the bars stand apart (the last one, today, ends at the edge).
+    const days = await chart.evaluate((svg) =>
+      Array.from(svg.querySelectorAll('text'))
+        .filter((el) => /^\d\d-\d\d$/.test(el.textContent ?? ''))
+        .map((el) => {
+          const r = el.getBoundingClientRect();
+          return { left: r.left, right: r.right };
+        })
+        .sort((a, b) => a.left - b.left),
+    );
+    expect(days.length).toBeGreaterThanOrEqual(4);
+    for (let i = 1; i < days.length; i++) {
+      expect(days[i]?.left, 'day labels overlap').toBeGreaterThan((days[i - 1]?.right ?? 0) + 2);
+    }
     await shot(page, `${w.name}-3-dashboard`);
 
     // A new key on the dashboard: shown once, on one line, with its Copy button.
@@ -170,7 +184,7 @@ describe.each(WIDTHS)('the pages at $width px', (w) => {
     await context.close();
   }, 120_000);
 
-  it(`[pages:consent-layout] the OAuth pages: site header, Allow beside Deny (${w.name})`, async () => {
+  it(`[pages:consent-layout] [pages:any-width] the sign-in pages; the OAuth pages: site header, Allow beside Deny (${w.name})`, async () => {
     const { key } = await t.account('1');
     const provider = new MemoryOAuthProvider('http://127.0.0.1:9/callback', `Host at ${w.name}`);
     await new Client({ name: 'h', version: '1' })
@@ -179,6 +193,14 @@ describe.each(WIDTHS)('the pages at $width px', (w) => {
       )
       .catch(() => undefined);
     const { context, page } = await open(w);
+    // The dashboard's own sign-in, and its refusal of a wrong key.
+    await page.goto(`${t.url}/account/signin`);
+    await expectNoSidewaysScroll(page, 'dashboard sign-in');
+    await page.getByLabel('API key').fill('tg_sk_not-a-key');
+    await page.getByRole('button', { name: 'Sign in with API key' }).click();
+    await page.getByText('That API key was not accepted').waitFor();
+    await expectNoSidewaysScroll(page, 'dashboard sign-in refused');
+    await shot(page, `${w.name}-5-signin-refused`);
     await page.goto((provider.authorizationUrl as URL).href);
     await expectNoSidewaysScroll(page, 'sign-in');
     expect(await page.locator('header.top').textContent()).toContain('tollgate');
@@ -202,7 +224,7 @@ describe.each(WIDTHS)('the pages at $width px', (w) => {
     expect(Math.abs(allow.y - deny.y), 'Allow and Deny on one line').toBeLessThan(4);
     expect(deny.x).toBeGreaterThan(allow.x + allow.width);
     expect(deny.x + deny.width).toBeLessThanOrEqual(w.width);
-    await shot(page, `${w.name}-5-consent`);
+    await shot(page, `${w.name}-6-consent`);
     await context.close();
   }, 120_000);
 });

@@ -11,11 +11,11 @@ import { html, startSite, type TestSite } from '../helpers/site.js';
 
 // A fresh clone of this repository, installed and run with the commands the Dockerfile runs and the README gives
 // (Docker itself cannot run here): `npm ci`, `npm start` (which builds dist/ on a first start with the command of
-// `npm run build`, and must hand SIGTERM to the gateway), `npm prune --omit=dev` (the slim install: no dev
-// dependency left), then `node bin/tollgate.js serve` from it, each with a paid call. It clones the committed
-// HEAD, so it checks what a new operator gets. Slow (better-sqlite3 compiles where no prebuilt binary can be
-// downloaded, and tsc builds): the npm commands run niced. `npm ci --omit=dev` itself needs no build step of ours
-// (test/contract/deploy-files.test.ts: no install script).
+// `npm run build`, and must hand SIGTERM to the gateway), `npm ci --omit=dev` (the image's dependencies: no dev
+// dependency left; it needs no build step of ours, test/contract/deploy-files.test.ts: no install script), then
+// `node bin/tollgate.js serve` from it, each with a paid call. It clones the committed HEAD, so it checks what a
+// new operator gets. Slow (better-sqlite3 compiles where no prebuilt binary can be downloaded, and tsc builds):
+// the npm commands run niced.
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'tollgate-clone-'));
@@ -122,7 +122,7 @@ afterAll(async () => {
 
 describe('a fresh clone', () => {
   it(
-    '[deploy:fresh-clone] [deploy:npm-start-sigterm] npm ci && npm start builds, serves a paid call and stops on SIGTERM; pruned to production, node bin/tollgate.js serve does too',
+    '[deploy:fresh-clone] [deploy:npm-start-sigterm] npm ci && npm start builds, serves a paid call and stops on SIGTERM; with npm ci --omit=dev, node bin/tollgate.js serve does too',
     async () => {
       expect(existsSync(join(clone, 'dist')), 'nothing built in the repository').toBe(false);
       sh('npm', ['ci']);
@@ -147,9 +147,10 @@ describe('a fresh clone', () => {
       expect(await refused(dev.port), 'the gateway stopped with npm').toBe(true);
       expect(dev.lines.join('\n')).toContain('shutting down');
 
-      // The Dockerfile's build stage ends with the slim install: production dependencies only, the build kept.
-      // (TypeScript and @types/node stay: viem and stripe declare them as peer dependencies.)
-      sh('npm', ['prune', '--omit=dev']);
+      // The Dockerfile's image: the production dependencies of `npm ci --omit=dev` (its deps stage) beside the
+      // build (npm ci replaces node_modules and leaves dist/). TypeScript and @types/node stay: viem and stripe
+      // declare them as peer dependencies.
+      sh('npm', ['ci', '--omit=dev']);
       for (const dev of ['vitest', 'tsx', '@biomejs/biome', 'solc', 'openai']) {
         expect(existsSync(join(clone, 'node_modules', dev)), `${dev} is a dev dependency`).toBe(false);
       }
