@@ -270,6 +270,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     config: config.oauth,
     fetchClientMetadata: clientMetadata.get,
     otherSignIn: (req, res, result) => (accountSignIn as OtherSignIn)(req, res, result),
+    onDatabaseError: (e) => health.report(e),
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
     // (docs/spec.md §5; docs/decisions.md "Card payments and the credit line").
   });
@@ -410,6 +411,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     }),
     ready: gatewayReadiness(state, fileStorage, () => !inflight.accepting, health, log),
     onError: (err) => health.report(err),
+    errorPage: account.errorPage,
   });
 
   const sweeper = startSweeper({ money, x402, clock, log, health, intervalMs: config.sweepIntervalMs });
