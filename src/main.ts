@@ -135,7 +135,8 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     idempotencyTtlMs: config.idempotencyTtlMs,
     groupCommit: true,
     keyCacheTtlMs: config.keyCacheTtlMs,
-    onCheckpointError: (message) => log.error({ message }, 'ledger checkpoint failed'),
+    // During an outage a failing checkpoint is the outage's (logged once by `health`), not a line each time.
+    onCheckpointError: (message) => void (health.down || log.error({ message }, 'ledger checkpoint failed')),
     commits: prom?.commits,
   });
   // An outage of the database refuses calls with 503 until the ledger answers again (src/run/db-health.ts).
