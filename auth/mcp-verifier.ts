@@ -38,8 +38,8 @@ export function createMcpTokenVerifier(auth: Authenticator, opts: McpVerifierOpt
       try {
         principal = await auth.fromAuthorization(`Bearer ${token}`);
       } catch (e) {
-        // Our refusals become 401 invalid_token with our message; anything else (a broken database) stays a
-        // 500, never a misleading "bad token".
+        // Our refusals become 401 invalid_token with our message; anything else is never a misleading "bad
+        // token": a database that does not answer is the door's 503 (src/mcp/sdk-door.ts), a bug a 500.
         if (isGatewayError(e) && e.code === 'unauthorized') {
           throw new OAuthError(OAuthErrorCode.InvalidToken, e.message);
         }

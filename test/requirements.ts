@@ -28,6 +28,10 @@ export const REQUIREMENTS = {
     'A database that does not answer (PostgreSQL down or restarting, a SQLite disk full or read-only) is a retryable 503 with Retry-After that says nothing was charged, on every door; never a 500.',
   'db:outage-once':
     'An outage is logged once with its cause (not per request); calls are refused at admission and /readyz is unready until the database answers again.',
+  'db:decided-without':
+    "While the database does not answer, the gateway still answers what it can decide without it (an API key seen within TOLLGATE_KEY_CACHE_SECONDS, MCP initialize and tools/list, the x402 challenge, OAuth discovery, the sign-in and sign-up forms) and refuses the rest with the outage's 503.",
+  'db:error-pages':
+    'During an outage a person sees a readable HTML 503 page (dashboard, sign-in, sign-up, the OAuth pages) and a program a JSON 503 (OAuth token and registration: temporarily_unavailable), each with Retry-After; never a 500 or a stack trace.',
   'db:holds-resolved':
     'A capture or void that could not be written while the database was away is resolved, idempotently, to what the caller was told, as soon as it answers again.',
   'db:ids-vouched':

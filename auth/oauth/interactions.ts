@@ -1,5 +1,6 @@
 import express, { type Request, type Response, Router } from 'express';
 import type { Interaction } from 'oidc-provider';
+import { isDatabaseUnavailable } from '../../src/errors.js';
 import { formatUsd } from '../../src/lib/money.js';
 import { verifyApiKey } from '../api-keys.js';
 import { cimdHost } from './cimd.js';
@@ -28,7 +29,9 @@ export function interactionRoutes(d: InteractionDeps): Router {
     try {
       const details = await d.provider().interactionDetails(req, res);
       if (details.uid === req.params.uid) return details;
-    } catch {
+    } catch (e) {
+      // A database that does not answer is the outage's 503 page (src/http/app.ts), not an expired sign-in.
+      if (isDatabaseUnavailable(e)) throw e;
       // SessionNotFound: no interaction cookie (another browser, or expired).
     }
     const p = messagePage(

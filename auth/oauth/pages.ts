@@ -201,8 +201,13 @@ export function messagePage(heading: string, message: string): { title: string; 
 
 /** The page oidc-provider renders for errors it cannot send back to a client (e.g. an unregistered redirect URI). */
 export function errorHtml(error: string, description: string | undefined): string {
+  // An outage (auth/oauth/outage.ts) passes: the request itself is fine and can be sent again.
+  const advice =
+    error === 'temporarily_unavailable'
+      ? 'Reload this page in a few seconds, or go back to the application and connect again.'
+      : 'Go back to the application and connect again. If this keeps happening, its registration with tollgate is broken.';
   const body = `<h1>This sign-in request cannot continue</h1>
 <div class="alert" role="alert"><strong>${escapeHtml(error)}</strong>${description ? `: ${escapeHtml(description)}` : ''}</div>
-<p>Go back to the application and connect again. If this keeps happening, its registration with tollgate is broken.</p>`;
+<p>${advice}</p>`;
   return layout('Error', body);
 }

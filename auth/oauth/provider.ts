@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { LedgerRecords } from '../../src/ledger/types.js';
 import { type CimdPolicy, cimdConfiguration, publicUnlessStated } from './cimd.js';
 import type { OAuthSecrets } from './keys.js';
+import { guarded, guardedAdapter, RETRY_AFTER, TEMPORARILY_UNAVAILABLE } from './outage.js';
 import { errorHtml, PAGE_HEADERS } from './pages.js';
 import { MCP_SCOPE, OAUTH_SCOPES } from './scopes.js';
 import type { OAuthStore } from './store.js';
@@ -50,23 +51,27 @@ export interface ProviderOptions {
   refreshTokenTtlSeconds: number;
   /** Client ID metadata documents: the guarded fetcher and the fetch budget (auth/oauth/cimd.ts). */
   cimd: CimdPolicy;
+  /** Told of a failure that means the database does not answer (the gateway's health logs the outage once). */
+  onDatabaseError?: ((e: unknown) => void) | undefined;
 }
 
 export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
   const { errors } = lib;
   const cookie = { httpOnly: true, sameSite: 'lax' as const, secure: o.secure };
   const cimd = cimdConfiguration(o.cimd);
+  const report = o.onDatabaseError;
   const configuration: Configuration = {
-    adapter: (name: string) => o.store.adapter(name),
+    // A store that does not answer is the library's 503, not its 500 (./outage.ts).
+    adapter: (name: string) => guardedAdapter(o.store.adapter(name), report),
     clients: [],
     // Every document the library fetches (client metadata, a client's key set) goes through our SSRF guard.
     fetch: cimd.fetch,
     fetchResponseBodyLimits: cimd.fetchResponseBodyLimits,
-    async findAccount(_ctx, id) {
+    findAccount: guarded(async (_ctx: KoaContextWithOIDC, id: string) => {
       const account = await o.ledger.getAccount(id);
       if (account?.kind !== 'customer') return undefined;
       return { accountId: id, claims: () => ({ sub: id }) };
-    },
+    }, report),
     scopes: [...OAUTH_SCOPES],
     responseTypes: ['code'],
     pkce: { required: () => true },
@@ -139,6 +144,7 @@ export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
     formats: { bitsOfOpaqueRandomness: 256 },
     async renderError(ctx: KoaContextWithOIDC, out) {
       ctx.set(PAGE_HEADERS);
+      if (out.error === TEMPORARILY_UNAVAILABLE) ctx.set('Retry-After', RETRY_AFTER);
       ctx.type = 'html';
       ctx.body = errorHtml(out.error, out.error_description);
     },
@@ -148,6 +154,11 @@ export function buildProvider(lib: OidcLibrary, o: ProviderOptions): Provider {
   // Behind a TLS-terminating proxy (https public URL, plain-http listener), trust its X-Forwarded-Proto so the
   // library sees the request as secure and sets its Secure cookies.
   provider.proxy = o.secure;
+  // The JSON endpoints' 503 (./outage.ts) asks the client when to retry, as the pages do.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 503) ctx.set('Retry-After', RETRY_AFTER);
+  });
   exactRedirectUris(provider);
   // Only the error's code and description are logged: the context holds the request, tokens included.
   const events = provider as unknown as { on(event: string, fn: (ctx: unknown, err: Error) => void): void };

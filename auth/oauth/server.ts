@@ -39,6 +39,8 @@ export interface AuthorizationServerDeps {
   fetchClientMetadata: MetadataGet;
   /** Finishes upstream sign-ins started elsewhere (the account dashboard), through the same callback. */
   otherSignIn?: OtherSignIn | undefined;
+  /** Told of a failure that means the database does not answer (the gateway's health logs the outage once). */
+  onDatabaseError?: ((e: unknown) => void) | undefined;
 }
 
 export interface AuthorizationServer {
@@ -132,6 +134,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         accessTokenTtlSeconds: deps.config.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: deps.config.refreshTokenTtlSeconds,
         cimd: { get: deps.fetchClientMetadata, limiter, behindProxy: secure, log },
+        onDatabaseError: deps.onDatabaseError,
       });
       const callback = provider.callback();
       built = { key, provider, handle: (req, res) => void callback(req, res) };

@@ -82,7 +82,7 @@ const FLASH: Record<string, string> = {
 
 export async function accountPages(
   d: AccountPagesDeps,
-): Promise<{ router: Router; otherSignIn: OtherSignIn }> {
+): Promise<{ router: Router; otherSignIn: OtherSignIn; errorPage: ErrorPage }> {
   const secure = () => d.publicUrl().startsWith('https:');
   const base = () => new URL(d.publicUrl()).pathname.replace(/\/+$/, '');
   const sessions = await openAccountSessions(d.state, { secure, basePath: base }, () => d.clock.now());
@@ -350,5 +350,11 @@ export async function accountPages(
     limited: (req, res) => limited(res, signIns.take(`account-join:${ip(req)}`), 'attempts'),
   });
 
-  return { router: r, otherSignIn };
+  // Errors no route handled (a database that does not answer), for a browser: a page, not a JSON body.
+  const errorPage: ErrorPage = (res, status, heading, message) =>
+    send(res, status, messagePage(heading, message));
+  return { router: r, otherSignIn, errorPage };
 }
+
+/** Renders an error as a page of this frame (src/http/app.ts `errorPage`). */
+export type ErrorPage = (res: Response, status: number, heading: string, message: string) => void;

@@ -7,13 +7,14 @@ import type { Config } from '../config/index.js';
 import { type MigrateResult, migrate } from '../db/migrate.js';
 import { openSqliteStores, pgStoreDb, sqliteStoreDb } from '../db/open.js';
 import { SQLITE_REPLICA } from '../db/schema.js';
-import { readinessRoute } from '../http/readiness.js';
+import { AlreadyLogged, readinessRoute } from '../http/readiness.js';
 import { DB_FILE } from '../ledger/index.js';
 import type { Clock } from '../lib/clock.js';
 import { acquireInstanceLock } from '../lib/instance-lock.js';
 import { openSqlite } from '../lib/sqlite.js';
 import { openPgPool } from '../pg/pool.js';
 import { ReplicaLease } from '../pg/replicas.js';
+import type { DatabaseHealth } from '../run/db-health.js';
 
 /** The gateway's state, opened: close it last. */
 export interface OpenedState {
@@ -114,11 +115,18 @@ export function gatewayReadiness(
   state: StateDb,
   storage: { ready(): Promise<void> },
   draining: () => boolean,
-  health: { readonly down: boolean },
+  health: Pick<DatabaseHealth, 'down' | 'watch'>,
   log: Logger,
 ) {
-  const database = () =>
-    health.down ? Promise.reject(new Error('database outage in progress')) : pingState(state);
+  // During an outage the health logged it once; a failing ping starts one (and is logged there).
+  const database = async () => {
+    if (health.down) throw new AlreadyLogged('database outage in progress');
+    try {
+      await health.watch(pingState(state));
+    } catch (e) {
+      throw health.down ? new AlreadyLogged('database outage in progress', { cause: e }) : e;
+    }
+  };
   return readinessRoute({ database, storage: () => storage.ready(), draining }, log);
 }
 

@@ -61,6 +61,7 @@ export async function openDoors(
     config: config.oauth,
     fetchClientMetadata: clientMetadata.get,
     otherSignIn: (req, res, result) => (accountSignIn as OtherSignIn)(req, res, result),
+    onDatabaseError: (e) => health.report(e),
     // An account created by upstream sign-in starts empty: its welcome credit line comes with a card on file
     // (docs/spec.md §5; docs/decisions.md "Card payments and the credit line").
   });
@@ -195,6 +196,7 @@ export async function openDoors(
     }),
     ready: gatewayReadiness(state, s.files, () => !run.inflight.accepting, health, log),
     onError: (err) => health.report(err),
+    errorPage: account.errorPage,
   });
   return { app, mcp, billing, alerts, hot: [shim.hot, mcp.hot, llmDoor.hot] };
 }

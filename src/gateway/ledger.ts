@@ -26,7 +26,8 @@ export async function openBooks(b: Base, o: { skipRecovery?: boolean | undefined
     idempotencyTtlMs: config.idempotencyTtlMs,
     groupCommit: true,
     keyCacheTtlMs: config.keyCacheTtlMs,
-    onCheckpointError: (message) => log.error({ message }, 'ledger checkpoint failed'),
+    // During an outage a failing checkpoint is the outage's (logged once by `health`), not a line each time.
+    onCheckpointError: (message) => void (health.down || log.error({ message }, 'ledger checkpoint failed')),
     commits: b.prom?.commits,
   });
   b.closers.add(() => ledger.close());

@@ -1,6 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, publicMessage, toGatewayError } from '../errors.js';
 import { bodyError } from './json-body.js';
 import { requestContext } from './request-context.js';
 import { MALFORMED_PATH, sendError } from './respond.js';
@@ -17,7 +17,17 @@ export interface AppOptions {
   ready?: ((req: Request, res: Response) => Promise<void>) | undefined;
   /** Told of every error a route did not handle (the gateway's database health counts outages). */
   onError?: ((err: unknown) => void) | undefined;
+  /**
+   * Renders an error for a person (a browser that asked for HTML: the dashboard, the OAuth pages) as a page of
+   * the people-facing frame; without it, or for programs, errors are the JSON error body.
+   */
+  errorPage?: ((res: Response, status: number, heading: string, message: string) => void) | undefined;
 }
+
+const PAGE_HEADINGS: Partial<Record<string, string>> = {
+  database_unavailable: 'Temporarily unavailable',
+  shutting_down: 'Temporarily unavailable',
+};
 
 /**
  * The routers decode path parameters and throw on a malformed escape, which would surface as a 500. It is the
@@ -65,7 +75,13 @@ export function createApp(opts: AppOptions): Express {
     const e = toGatewayError(err);
     opts.onError?.(err);
     if (e.code === 'internal') req.log.error({ err }, 'unhandled error');
-    if (!res.headersSent) sendError(res, e);
+    if (res.headersSent) return;
+    if (opts.errorPage && req.accepts(['json', 'html']) === 'html') {
+      if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
+      const heading = PAGE_HEADINGS[e.code] ?? (e.status >= 500 ? 'Something went wrong' : 'Request refused');
+      return opts.errorPage(res, e.status, heading, publicMessage(e));
+    }
+    sendError(res, e);
   });
   return app;
 }

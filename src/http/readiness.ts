@@ -25,15 +25,26 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+/** A check's failure that was logged where it happened (a database outage: once, with its cause). */
+export class AlreadyLogged extends Error {}
+
 export function readinessRoute(checks: ReadinessChecks, log: Logger) {
+  // Logged when a check changes state, not on every probe: a load balancer asks every few seconds.
+  const last = new Map<string, string>();
   const probe = async (name: string, check: () => Promise<unknown>): Promise<string> => {
+    let state = 'ok';
     try {
       await within(check(), CHECK_TIMEOUT_MS);
-      return 'ok';
     } catch (err) {
-      log.warn({ err, check: name }, 'readiness: not ready');
-      return 'unavailable';
+      state = 'unavailable';
+      if (last.get(name) !== state && !(err instanceof AlreadyLogged)) {
+        log.warn({ err, check: name }, 'readiness: not ready');
+      }
     }
+    if (state === 'ok' && last.get(name) === 'unavailable')
+      log.info({ check: name }, 'readiness: ready again');
+    last.set(name, state);
+    return state;
   };
   return async (_req: Request, res: Response): Promise<void> => {
     const [database, storage] = await Promise.all([

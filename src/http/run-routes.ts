@@ -175,9 +175,12 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       return true;
     }
     call(req, res, actionId).catch((err: unknown) => {
-      deps.log.error({ err }, 'unhandled error');
-      if (!res.headersSent)
-        sendError(res, new GatewayError('internal', 'The gateway hit an internal error.'));
+      // A database that does not answer (an x402 payment's look-up) is the outage's 503, logged once by the
+      // gateway's health; anything else is a bug.
+      const e = toGatewayError(err);
+      deps.run.health?.report(err);
+      if (e.code === 'internal') deps.log.error({ err }, 'unhandled error');
+      if (!res.headersSent) sendError(res, e);
     });
     return true;
   }

@@ -14,7 +14,7 @@ import { type NextFunction, type Request, type Response, Router } from 'express'
 import { bearerToken } from '../../auth/bearer.js';
 import { createMcpTokenVerifier, principalFromAuthInfo } from '../../auth/mcp-verifier.js';
 import { actions } from '../../catalog/index.js';
-import { toGatewayError } from '../errors.js';
+import { databaseUnavailable, isDatabaseUnavailable, publicMessage, toGatewayError } from '../errors.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
@@ -199,6 +199,13 @@ function bearer(verifier: OAuthTokenVerifier, metadataUrl: () => string, require
       }
       (req as Request & { auth?: AuthInfo }).auth = await verifyBearerToken(`Bearer ${token}`, options);
     } catch (error) {
+      // A credential that could not be checked because the database does not answer (an API key not seen
+      // lately, an OAuth token): the outage's retryable 503, not a refusal of the credential nor a 500.
+      if (!(error instanceof OAuthError) && isDatabaseUnavailable(error)) {
+        const e = databaseUnavailable(error);
+        res.setHeader('Retry-After', String(e.retryAfterSeconds));
+        return rpcError(res, e.status, -32000, publicMessage(e));
+      }
       const answer = bearerAuthChallengeResponse(error, options);
       const challenge = answer.headers.get('WWW-Authenticate');
       if (challenge !== null) res.setHeader('WWW-Authenticate', challenge);

@@ -42,6 +42,8 @@ export interface Cluster {
   port: number;
   /** pg_ctl restart -m fast: sessions are terminated, the server comes back. Waits until it answers. */
   restartFast(): Promise<void>;
+  /** pg_ctl stop -m fast: sessions are terminated and the server stays down until `start`. */
+  stop(): void;
   /** kill -9 of the postmaster and every backend: shared memory (unflushed WAL) is lost. */
   kill9(): void;
   /** Starts it again after a kill; waits until it answers. */
@@ -79,6 +81,11 @@ export async function startCluster(opts: { settings?: Record<string, string> } =
     }
   };
   const start = async () => {
+    // After a kill the postmaster takes a moment to go (a zombie until it is reaped): PostgreSQL refuses to start
+    // while the pid in its lock file exists.
+    const lock = join(data, 'postmaster.pid');
+    const pid = existsSync(lock) ? Number(readFileSync(lock, 'utf8').split('\n')[0]) : 0;
+    for (let i = 0; pid > 0 && alive(pid) && i < 200; i++) await new Promise((r) => setTimeout(r, 50));
     // Detached from pg_ctl (-l: its log), so the server outlives the command that started it.
     const [cmd, a] = asPostgres(join(bin, 'pg_ctl'), [
       ...['start', '-D', data, '-o', options, '-l', join(dir, 'server.log'), '-W'],
@@ -96,6 +103,9 @@ export async function startCluster(opts: { settings?: Record<string, string> } =
     async restartFast() {
       pgCtl(['restart', '-D', data, '-m', 'fast', '-o', options, '-l', join(dir, 'server.log'), '-W']);
       await waitUp();
+    },
+    stop() {
+      pgCtl(['stop', '-D', data, '-m', 'fast', '-w']);
     },
     kill9() {
       const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -122,4 +132,13 @@ export async function startCluster(opts: { settings?: Record<string, string> } =
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import { getAddress } from 'viem';
 import type { Principal } from '../../../auth/principal.js';
 import type { Action } from '../../../catalog/index.js';
-import { GatewayError } from '../../errors.js';
+import { databaseUnavailable, GatewayError } from '../../errors.js';
 import { fingerprint } from '../../lib/hash.js';
 import { centsToMicros } from '../../lib/money.js';
 import { type Envelope, type ExecuteOptions, execute, type RunDeps } from '../execute.js';
@@ -37,6 +37,9 @@ export async function pay(
   opts: ExecuteOptions,
 ): Promise<CallResult> {
   const { action, offer } = quote;
+  // While the database does not answer, a payment is not looked at: it could be neither reserved nor recorded.
+  // Nothing is reserved or settled, so the same signed payment can be presented again once it answers.
+  if (run.health?.down) return { outcome: { ok: false, error: databaseUnavailable() } };
   // A session voucher or deposit (x402 batch-settlement: ../rails.ts) is paid by the session rail.
   const sessions = run.rails?.sessions;
   if (sessions?.accepts(req.payment)) {
