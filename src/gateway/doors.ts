@@ -147,7 +147,6 @@ export async function openDoors(
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
-    x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
@@ -158,7 +157,6 @@ export async function openDoors(
     log,
     maxBodyBytes: config.maxBodyBytes,
     publicUrl: config.publicUrl,
-    x402,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const { gatewayLinks } = s.files;
