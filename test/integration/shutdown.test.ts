@@ -34,7 +34,7 @@ describe('graceful shutdown', () => {
     await closing;
     expect(reply.status).toBe(200);
     expect(reply.body.charged_cents).toBe(1);
-    const { openLedger } = await import('../../src/ledger/index.js');
+    const { openLedger } = await import('../helpers/sqlite-ledger.js');
     const { systemClock } = await import('../../src/lib/clock.js');
     const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
     expect(await ledger.balance(accountId)).toEqual({
@@ -73,7 +73,7 @@ describe('graceful shutdown', () => {
     await t.gw.close();
     await call;
     expect(sawAbort).toBe(true);
-    const { openLedger } = await import('../../src/ledger/index.js');
+    const { openLedger } = await import('../helpers/sqlite-ledger.js');
     const { systemClock } = await import('../../src/lib/clock.js');
     const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
     expect(await ledger.balance(accountId)).toEqual({

@@ -6,6 +6,7 @@ import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
 import type { StateDb } from '../../backend.js';
 import type { X402SessionConfig } from '../../config/index.js';
+import { exclusively } from '../../db/open.js';
 import type { Clock } from '../../lib/clock.js';
 import { centsToMicros } from '../../lib/money.js';
 import type { Outcome, RunDeps } from '../execute.js';
@@ -149,7 +150,8 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionSche
 
   let claiming: Promise<{ claimed: number; transactions: string[] }> | undefined;
   const claimAndSettle = () => {
-    claiming ??= exclusive(d.state, async () => {
+    // One replica at a time; another that is claiming already makes this round a no-op.
+    const claimedNow = async () => {
       const claims = await manager.claim();
       const transactions = claims.map((c) => c.transaction);
       try {
@@ -161,9 +163,12 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionSche
       const claimed = claims.reduce((n, c) => n + c.vouchers, 0);
       if (claimed > 0) d.log.info({ claimed, transactions }, 'x402 sessions: vouchers claimed and settled');
       return { claimed, transactions };
-    }).finally(() => {
-      claiming = undefined;
-    });
+    };
+    claiming ??= exclusively(d.state.stores, CLAIM_LOCK, claimedNow)
+      .then((r) => r ?? { claimed: 0, transactions: [] })
+      .finally(() => {
+        claiming = undefined;
+      });
     return claiming;
   };
   const timer = setInterval(() => {
@@ -238,24 +243,4 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionSche
 
 function sameAddress(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
-}
-
-/** Runs `fn` in one replica at a time (PostgreSQL: a session advisory lock; SQLite: one process already). */
-async function exclusive<T extends { claimed: number; transactions: string[] }>(
-  state: StateDb,
-  fn: () => Promise<T>,
-): Promise<T | { claimed: 0; transactions: [] }> {
-  if (state.kind === 'sqlite') return fn();
-  const c = await state.pool.connect();
-  try {
-    const got = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [CLAIM_LOCK]);
-    if (!got.rows[0]?.ok) return { claimed: 0, transactions: [] };
-    try {
-      return await fn();
-    } finally {
-      await c.query('SELECT pg_advisory_unlock($1)', [CLAIM_LOCK]);
-    }
-  } finally {
-    c.release();
-  }
 }
