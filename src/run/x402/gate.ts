@@ -14,7 +14,7 @@ import { NO_RAILS, type RailPayment, type Transport, withParts } from '../rails.
 import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
 import type { DecodedPayment } from './codec.js';
-import { causeForLog, type Facilitator } from './facilitator.js';
+import { causeForLog, type Facilitator, verifyUnavailable } from './facilitator.js';
 import type { Refusal } from './local-check.js';
 import type { PaymentStore } from './payment-store.js';
 import type { Offer } from './requirements.js';
@@ -124,13 +124,7 @@ export class X402Gate implements RailPayment {
     }
     if (v.kind === 'unavailable') {
       this.state = 'unavailable';
-      this.run.log.warn({ cause: causeForLog(v.cause) }, 'x402 facilitator verify failed');
-      throw new GatewayError(
-        'upstream_unavailable',
-        'The x402 facilitator could not verify the payment right now. It was not used and nothing was charged; ' +
-          'retry with the same payment.',
-        { retryAfterSeconds: 2 },
-      );
+      throw verifyUnavailable(this.run.log, v.cause);
     }
     await ensureX402Account(this.run.ledger, this.payer);
     this.state = 'verified';
