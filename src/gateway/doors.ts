@@ -116,16 +116,10 @@ export async function openDoors(
     llm: llm && {
       router: llm.router,
       run: llm.run,
+      // The catalog's run path lends its lifecycle, scope, rate limiter and receipts (a router call is a call).
       metered: {
-        money,
-        clock,
-        log,
-        inflight: run.inflight,
-        rateLimiter: run.rateLimiter,
-        telemetry: b.telemetry,
-        health,
+        ...run,
         router: llm.router,
-        receipts: run.receipts,
         x402: x402 && { x402, ledger, publicUrl: () => run.services.publicUrl },
         limits: {
           dailyCapMicros: llm.dailyCapMicros,
