@@ -4,11 +4,11 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
-import { openLedger } from '../src/ledger/index.js';
 import { PgLedger } from '../src/ledger/pg/pg-ledger.js';
 import type { Ledger } from '../src/ledger/types.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openPgPool, type PgPool } from '../src/pg/pool.js';
+import { openLedger } from '../test/helpers/sqlite-ledger.js';
 import { load } from './stats.js';
 import type { BenchModule } from './types.js';
 

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLedger } from '../src/ledger/index.js';
 import type { Ledger } from '../src/ledger/types.js';
 import { systemClock } from '../src/lib/clock.js';
+import { openLedger } from '../test/helpers/sqlite-ledger.js';
 import { load, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 

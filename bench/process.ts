@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createApiKey } from '../auth/api-keys.js';
-import { openLedger } from '../src/ledger/index.js';
 import { systemClock } from '../src/lib/clock.js';
+import { openLedger } from '../test/helpers/sqlite-ledger.js';
 
 // What the benches share: `tollgate serve` as its own compiled process on a fresh data dir with a funded
 // account (as production runs it), and a fake page to fetch.

@@ -5,7 +5,7 @@ import { BatchSettlementEvmScheme, computeChannelId, signVoucher } from '@x402/e
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { startChain } from '../test/helpers/anvil.js';
 import { startGateway } from '../test/helpers/gateway.js';
-import { challengeOf, encodePayment, newPayer, x402Env } from '../test/helpers/x402.js';
+import { challengeOf, encodePayment, newPayer, sessionsOf, x402Env } from '../test/helpers/x402.js';
 import { fmt, interleave, summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
@@ -100,7 +100,7 @@ const bench: BenchModule = async () => {
     // One batch: every voucher above claimed in one transaction and swept in one more.
     const before = await chain.balanceOf(merchant);
     const started = performance.now();
-    const batch = await t.gw.run.rails?.sessions?.claimAndSettle();
+    const batch = await sessionsOf(t.gw)?.claimAndSettle();
     const batchMs = performance.now() - started;
     const swept = (await chain.balanceOf(merchant)) - before;
     const calls = 1 + 20 + CALLS + CALLS / 2;

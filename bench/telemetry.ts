@@ -5,10 +5,9 @@ import { systemClock } from '../src/lib/clock.js';
 import { startOtel } from '../src/ops/otel-sdk.js';
 import { createPrometheusMetrics } from '../src/ops/prometheus.js';
 import { NOOP_METRICS, type Telemetry } from '../src/ops/telemetry.js';
-import type { RunDeps } from '../src/run/execute.js';
+import { execute, type RunDeps } from '../src/run/execute.js';
 import { Inflight } from '../src/run/inflight.js';
 import { Lifecycle } from '../src/run/lifecycle.js';
-import { executeCall } from '../src/run/x402/call.js';
 import type { Services } from '../tools/context.js';
 import { handlers } from '../tools/index.js';
 import type { Handlers } from '../tools/types.js';
@@ -16,7 +15,7 @@ import { startGatewayProcess } from './process.js';
 import { summarize } from './stats.js';
 import type { BenchModule } from './types.js';
 
-// What monitoring costs per call. In process: the whole paid path (executeCall → execute → lifecycle hold and
+// What monitoring costs per call. In process: the whole paid path (execute → lifecycle hold and
 // capture) over an in-memory ledger and an instant handler, so nothing but the gateway's own CPU is timed —
 // without telemetry, with metrics, and with metrics and tracing (spans into OpenTelemetry's in-memory
 // exporter). Then end to end: the HTTP shim of two gateway processes, one with /metrics on, interleaved.
@@ -59,13 +58,8 @@ const input = { url: 'https://example.com/', browser: false };
 async function perCall(run: RunDeps, n: number): Promise<number> {
   const before = process.cpuUsage();
   for (let i = 0; i < n; i++) {
-    const r = await executeCall(run, undefined, {
-      actionId: 'scraperC/scrape',
-      input,
-      principal,
-      transport: 'http',
-    });
-    if (!r.outcome.ok) throw new Error(r.outcome.error.message);
+    const r = await execute(run, 'scraperC/scrape', input, principal, { transport: 'http' });
+    if (!r.ok) throw new Error(r.error.message);
   }
   const used = process.cpuUsage(before);
   return ((used.user + used.system) * 1000) / n;
@@ -192,7 +186,7 @@ const bench: BenchModule = async () => {
     id: 'telemetry',
     title: 'Monitoring: what metrics and traces cost per call',
     body: [
-      'In process: the paid path (`executeCall` → `execute` → lifecycle hold and capture) over an in-memory ledger',
+      'In process: the paid path (`execute` → lifecycle hold and capture) over an in-memory ledger',
       'and an instant handler, so only the gateway’s own work is counted: CPU time (user + system) per call, as',
       'this shared machine’s wall time counts its neighbours too; 10,000 calls per round, 7 interleaved rounds,',
       'median. Tracing runs the SDK as OTLP export does (BatchSpanProcessor, AsyncLocalStorage context), with an',

@@ -363,6 +363,8 @@ export const REQUIREMENTS = {
     'render of a project whose stored composition has not passed validate is refused, uncharged, saying what to run.',
   // operations
   'ops:graceful-shutdown': 'Shutdown finishes in-flight calls and resolves their holds.',
+  'ops:failed-start-closes':
+    'A start that fails half way closes what it had opened (the data dir lock, the database), so the next start can run.',
   'ops:config-errors':
     'A bad configuration stops start-up with every problem listed at once: bad values, unknown names, sections.',
   'ops:env-file':

@@ -173,11 +173,6 @@ export function idFor(action: Action, path: string, ids: readonly GoalId[]): str
   return loose.length === 1 && own.length === 1 && !slot.numeric ? loose[0]?.value : undefined;
 }
 
-/** Whether any goal id has the kind of this slot prefix (`med` for media ids, `file` for stored files). */
-export function hasIdOfKind(ids: readonly GoalId[], prefix: string): boolean {
-  return ids.some((i) => i.prefix === prefix);
-}
-
 /** Where a producer's output holds the id a slot takes: its job handle, a same-named field, `id`, or the first result's id. */
 export function producedAt(producer: Action, slot: IdSlot): string | undefined {
   const out = producer.output.shape as Record<string, unknown>;

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
+import { isDatabaseUnavailable } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
 import { nextUtcMidnight } from '../ledger/utc-day.js';
 import type { Clock } from '../lib/clock.js';
@@ -32,6 +33,8 @@ export interface AlertsDeps {
   /** The account's OAuth apps and their daily limits (the caps watched today; keys' caps join through `caps`). */
   apps(accountId: string): Promise<AppLimit[]>;
   caps?: CapSource | undefined;
+  /** The database's health (src/run/db-health.ts): a pass that fails because it does not answer is its outage. */
+  health?: { report(err: unknown): void } | undefined;
   /** Tests resolve webhook host names offline. */
   resolve?: Resolver | undefined;
 }
@@ -87,6 +90,8 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
   let lastWarn = 0;
   let closed = false;
   const warn = (err: unknown, fields: Record<string, unknown>, msg: string) => {
+    // A database that does not answer is an outage, logged once by the health watch, not by every pass.
+    if (isDatabaseUnavailable(err)) return void d.health?.report(err);
     if (closed || Date.now() - lastWarn < 60_000) return;
     lastWarn = Date.now();
     d.log.warn({ err, ...fields }, msg);

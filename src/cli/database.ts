@@ -13,8 +13,6 @@ import { CliError, UsageError } from './output.js';
 /** The note a gateway on PostgreSQL keeps in its data dir: which database it serves (password masked). */
 export const DATABASE_NOTE = 'database.json';
 
-export type DatabaseChoice = 'sqlite' | 'postgres';
-
 /** `postgres://user:secret@host/db` → `postgres://user:***@host/db`: said in messages, never the secret. */
 export function maskedUrl(url: string): string {
   try {

@@ -7,7 +7,6 @@ import type { Env } from './index.js';
 // off by default; each is checked here as a whole once the schema parsed.
 
 export const MPP_METHODS = ['evm', 'stripe'] as const;
-export type MppMethodName = (typeof MPP_METHODS)[number];
 
 /** The variables of this section, spread into the one schema (./index.ts). */
 export const railsEnvShape = {

@@ -183,6 +183,28 @@ export function inTransaction<T>(db: StoreDb, fn: (trx: StoreDb) => Promise<T>):
 }
 
 /**
+ * Runs `fn` in one process of the cluster at a time; undefined, without running it, while another runs it.
+ * PostgreSQL: a session advisory lock on `lock`, held by one connection for the duration; SQLite: one process
+ * owns the database, so there is no other.
+ */
+export async function exclusively<T>(
+  db: StoreDb,
+  lock: number,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  if (dialectOf(db) === 'sqlite') return fn();
+  return db.connection().execute(async (c) => {
+    const got = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${lock}) AS ok`.execute(c);
+    if (!got.rows[0]?.ok) return undefined;
+    try {
+      return await fn();
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${lock})`.execute(c);
+    }
+  });
+}
+
+/**
  * `column` (a JSON array of strings) contains `value`. The one query where the dialects' types differ: jsonb and
  * its `?` operator on PostgreSQL, JSON text and json_each on SQLite.
  */

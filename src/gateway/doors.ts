@@ -88,7 +88,10 @@ export async function openDoors(
   // through the authorization server's one callback, hence the late binding).
   const grants = new OAuthGrants(oauth.store);
   // Per-account alerts (src/alerts): thresholds looked at off the call path, deliveries sent in the background.
-  const alerts = await openAlerts(config, { state, ledger, money, clock, log, apps: (id) => grants.of(id) });
+  const alerts = await openAlerts(config, {
+    ...{ state, ledger, money, clock, log, health },
+    apps: (id) => grants.of(id),
+  });
   b.closers.add(() => alerts.close());
   const account = await accountPages({
     state,
@@ -125,16 +128,10 @@ export async function openDoors(
     llm: llm && {
       router: llm.router,
       run: llm.run,
+      // The catalog's run path lends its lifecycle, scope, rate limiter and receipts (a router call is a call).
       metered: {
-        money,
-        clock,
-        log,
-        inflight: run.inflight,
-        rateLimiter: run.rateLimiter,
-        telemetry: b.telemetry,
-        health,
+        ...run,
         router: llm.router,
-        receipts: run.receipts,
         x402: x402 && { x402, ledger, publicUrl: () => run.services.publicUrl },
         limits: {
           dailyCapMicros: llm.dailyCapMicros,
@@ -156,7 +153,6 @@ export async function openDoors(
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     maxBodyBytes: config.maxBodyBytes,
-    x402,
     serverName: config.env.TOLLGATE_MCP_SERVER_NAME,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
     topUp: mcpTopUp(state, clock, config.env.TOLLGATE_MCP_TOPUP_WAIT_SECONDS),
@@ -168,7 +164,6 @@ export async function openDoors(
     log,
     maxBodyBytes: config.maxBodyBytes,
     publicUrl: config.publicUrl,
-    x402,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const { gatewayLinks } = s.files;

@@ -27,7 +27,7 @@ export async function openRunPath(
     publicUrl,
   );
   const rails = await openRails(config, { state, clock, log, x402: m.x402, publicUrl });
-  b.closers.add(rails && (() => rails.close()));
+  b.closers.add(() => rails.close());
   return {
     money: m.money,
     ledger: m.ledger,

@@ -1,3 +1,4 @@
+import type { VendorName } from '../config/index.js';
 import { createWebStack } from '../engine/setup.js';
 import { instrumentClient } from '../ops/instrument.js';
 import type { FileMetaStore, Services } from '../ports/index.js';
@@ -15,6 +16,8 @@ import type { Base } from './state.js';
 
 // Step 3: the stores and clients the handlers are given (src/ports): the web engine or the scraping vendors, the
 // property and media vendors, the file library, handles, downloads, and the model router for internal use.
+
+type Keyed = { baseUrl: string; apiKey: string };
 
 export type ModelRouter = ReturnType<typeof import('../llm/index.js').createModelRouter>;
 
@@ -40,9 +43,11 @@ export async function openServices(b: Base, o: { fileMeta?: FileMetaStore | unde
   // not_configured). One pooled dispatcher serves them all: undici keeps a connection pool per origin.
   const dispatcher = createDispatcher({ connections });
   b.closers.add(() => dispatcher.close());
-  const { RENTCAST, REALESTATEAPI, FAL, CUEFRAME } = config.vendors;
-  const property = { dispatcher, timeoutMs: config.upstreamTimeoutMs };
-  const media = { ...property, log };
+  const client = { dispatcher, timeoutMs: config.upstreamTimeoutMs, log };
+  const keyed = <T extends object>(vendor: VendorName, make: (o: typeof client & Keyed) => T) => {
+    const { apiKey, baseUrl } = config.vendors[vendor];
+    return measured(vendor.toLowerCase(), apiKey ? make({ ...client, baseUrl, apiKey }) : undefined);
+  };
   // files: metadata in the gateway's database, bytes on local disk or in S3 (TOLLGATE_STORAGE_URL).
   const files = await openFileStorage({
     location: config.storage,
@@ -60,32 +65,10 @@ export async function openServices(b: Base, o: { fileMeta?: FileMetaStore | unde
   const services: Services = {
     publicUrl: config.publicUrl,
     vendors: {
-      rentcast: measured(
-        'rentcast',
-        RENTCAST.apiKey
-          ? createRentCastClient({ ...property, baseUrl: RENTCAST.baseUrl, apiKey: RENTCAST.apiKey })
-          : undefined,
-      ),
-      realestateapi: measured(
-        'realestateapi',
-        REALESTATEAPI.apiKey
-          ? createRealEstateApiClient({
-              ...property,
-              baseUrl: REALESTATEAPI.baseUrl,
-              apiKey: REALESTATEAPI.apiKey,
-            })
-          : undefined,
-      ),
-      fal: measured(
-        'fal',
-        FAL.apiKey ? createFalClient({ ...media, baseUrl: FAL.baseUrl, apiKey: FAL.apiKey }) : undefined,
-      ),
-      cueframe: measured(
-        'cueframe',
-        CUEFRAME.apiKey
-          ? createCueFrameClient({ ...media, baseUrl: CUEFRAME.baseUrl, apiKey: CUEFRAME.apiKey })
-          : undefined,
-      ),
+      rentcast: keyed('RENTCAST', createRentCastClient),
+      realestateapi: keyed('REALESTATEAPI', createRealEstateApiClient),
+      fal: keyed('FAL', createFalClient),
+      cueframe: keyed('CUEFRAME', createCueFrameClient),
       firecrawl: measured('firecrawl', webStack.vendors.firecrawl),
       fastcrw: measured('fastcrw', webStack.vendors.fastcrw),
       scrapingant: measured('scrapingant', webStack.vendors.scrapingant),

@@ -1,11 +1,9 @@
 import { actions, findAction } from '../../catalog/index.js';
-import type { X402Config } from '../config/index.js';
 import { type Availability, availabilityKey, listed, type UnavailableListing } from '../run/availability.js';
-import type { PaymentRails } from '../run/rails.js';
-import { type PaymentTerms, paymentTerms } from '../run/x402/terms.js';
+import { type PaymentTerms, paymentTerms, type Rails } from '../run/rails.js';
 import { openApiDocument } from './catalog-docs.js';
 
-// The catalog's free descriptions with each paid action's payment terms added (src/run/x402/terms.ts): the
+// The catalog's free descriptions with each paid action's payment terms added (src/run/rails.ts): the
 // descriptor and the listing get a `payment` object; /openapi.json gets `x-payment-info` per paid operation and
 // the x402 security scheme beside the API key. One per gateway (the terms depend on its configuration), on top
 // of the catalog views of ./catalog-docs.ts, which it leaves as they are.
@@ -19,12 +17,8 @@ export interface PaymentDocs {
   openapi(avail: ReadonlyMap<string, Availability>, mode: UnavailableListing): unknown;
 }
 
-export function paymentDocs(
-  x402: X402Config | undefined,
-  publicUrl: () => string,
-  rails?: PaymentRails,
-): PaymentDocs {
-  const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(x402, a, rails)]));
+export function paymentDocs(rails: Rails | undefined, publicUrl: () => string): PaymentDocs {
+  const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(rails, a)]));
   // The catalog's listings are memoized per availability state: the terms are added once per listing object.
   const listings = new WeakMap<object, unknown>();
   let openapi: unknown;
@@ -43,13 +37,7 @@ export function paymentDocs(
       return l;
     },
     openapi(avail, mode) {
-      openapi ??= withOpenApiTerms(
-        openApiDocument(publicUrl()),
-        terms,
-        publicUrl(),
-        x402 !== undefined,
-        rails,
-      );
+      openapi ??= withOpenApiTerms(openApiDocument(publicUrl()), terms, publicUrl(), rails);
       const key = `${mode}|${availabilityKey(avail)}`;
       let doc = byAvailability.get(key);
       if (!doc) {
@@ -77,55 +65,32 @@ function withListingTerms(listing: unknown, terms: Terms): unknown {
 
 /**
  * OpenAPI: `x-payment-info` per paid operation (the shape x402 discovery crawlers read: a fixed price mode, the
- * price, and the protocols with their terms), and `PAYMENT-SIGNATURE` as a security scheme that may be used
- * instead of the API key.
+ * price, and the protocols with their terms), and each rail's security scheme (x402's PAYMENT-SIGNATURE, MPP's
+ * Payment) as one that may be used instead of the API key.
  */
-function withOpenApiTerms(
-  doc: unknown,
-  terms: Terms,
-  publicUrl: string,
-  x402: boolean,
-  rails?: PaymentRails,
-): unknown {
+function withOpenApiTerms(doc: unknown, terms: Terms, publicUrl: string, rails: Rails | undefined): unknown {
   const d = structuredClone(doc) as {
     servers: unknown;
     paths: Record<string, { post?: Record<string, unknown> }>;
     components: { securitySchemes: Record<string, unknown> };
   };
   d.servers = [{ url: publicUrl }];
-  if (x402) {
-    d.components.securitySchemes.x402 = {
-      type: 'apiKey',
-      in: 'header',
-      name: 'PAYMENT-SIGNATURE',
-      description:
-        'x402 v2 payment (base64 JSON PaymentPayload), no account needed: call without it to get the 402 ' +
-        'challenge (PAYMENT-REQUIRED header, same JSON in the body), sign it, and retry with it.',
-    };
-  }
-  if (rails?.mpp) {
-    // The Payment HTTP authentication scheme (draft-httpauth-payment): challenge in WWW-Authenticate on the 402.
-    d.components.securitySchemes.mpp = {
-      type: 'http',
-      scheme: 'Payment',
-      description:
-        'Machine Payments Protocol, no account needed: call without it to get the 402, whose WWW-Authenticate: ' +
-        'Payment challenges name the methods (evm, stripe); pay one and retry with Authorization: Payment <credential>.',
-    };
-  }
+  const secured = rails?.list.filter((r) => r.security) ?? [];
+  for (const r of secured) if (r.security) d.components.securitySchemes[r.security.name] = r.security.scheme;
   for (const [path, item] of Object.entries(d.paths)) {
     const action = findAction(path.replace(/^\/api\/run\//, ''));
     const t = action && terms.get(action.id);
-    if (!t || !item.post) continue;
+    if (!action || !t || !item.post) continue;
     item.post['x-payment-info'] = {
       pricingMode: t.price_mode,
       price: (t.price_cents / 100).toFixed(2),
       currency: t.currency,
       protocols: t.protocols.map(({ protocol, ...rest }) => ({ [protocol]: rest })),
     };
-    const mpp = rails?.mpp && action && rails.mpp.terms(action) ? [{ mpp: [] }] : [];
-    if (x402 || mpp.length > 0)
-      item.post.security = [{ apiKey: [] }, ...(x402 ? [{ x402: [] }] : []), ...mpp];
+    const paying = secured
+      .filter((r) => r.terms(action).length > 0)
+      .map((r) => ({ [r.security?.name ?? '']: [] }));
+    if (paying.length > 0) item.post.security = [{ apiKey: [] }, ...paying];
   }
   return d;
 }

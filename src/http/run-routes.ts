@@ -10,10 +10,9 @@ import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { stages } from '../lib/stage-timing.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
-import type { RunDeps } from '../run/execute.js';
+import { execute, type RunDeps } from '../run/execute.js';
 import { mppCredentialOf } from '../run/rails.js';
 import { RECEIPT_HEADER } from '../run/receipts.js';
-import { executeCall, type X402Deps } from '../run/x402/call.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { catalogListing, descriptorOf } from './catalog-docs.js';
 import { paymentDocs } from './payment-docs.js';
@@ -30,8 +29,6 @@ export interface RunRoutesDeps {
   log: Logger;
   maxBodyBytes: number;
   publicUrl: string;
-  /** x402 payments; undefined when not configured (then a 402 names API keys only). */
-  x402?: X402Deps | undefined;
   /** Actions this gateway cannot run: left out of GET /api/run (hide, the default) or listed and marked. */
   unavailable?: UnavailableListing | undefined;
 }
@@ -56,8 +53,8 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
     empty: 'object',
   };
 
-  // The catalog's descriptions with each paid action's payment terms (x402 and the API key).
-  const docs = paymentDocs(deps.x402?.config, () => deps.run.services.publicUrl, deps.run.rails);
+  // The catalog's descriptions with each paid action's payment terms (the rails' and the API key's).
+  const docs = paymentDocs(deps.run.rails, () => deps.run.services.publicUrl);
 
   r.get('/api/run', (_req, res) => {
     res.json(docs.listing(catalogListing(availability(deps.run.services), deps.unavailable ?? 'hide')));
@@ -112,37 +109,33 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
       if (!res.writableFinished) cancel.abort();
     });
     const key = req.headers['idempotency-key'];
-    const { outcome, paymentRequired, paymentResponse, rail } = await executeCall(deps.run, deps.x402, {
-      actionId,
-      input,
-      principal,
-      payment: req.headers['payment-signature'],
-      credential,
+    const outcome = await execute(deps.run, actionId, input, principal, {
+      idempotencyKey: typeof key === 'string' ? key : undefined,
+      controller: cancel,
+      requestId,
       transport: 'http',
       trace: req.headers,
-      opts: {
-        idempotencyKey: typeof key === 'string' ? key : undefined,
-        controller: cancel,
-        requestId,
-      },
+      payment: req.headers['payment-signature'],
+      credential,
     });
     timer?.mark('receipt, back to the door');
     if (res.destroyed) return;
-    // x402 v2 over HTTP: the challenge in PAYMENT-REQUIRED (the 402 body mirrors it, docs/spec.md §7), the
-    // settlement receipt in PAYMENT-RESPONSE.
-    if (paymentRequired || paymentResponse || rail) {
+    const parts = outcome.parts;
+    if (parts) {
       res.setHeader(
         'Access-Control-Expose-Headers',
         `PAYMENT-REQUIRED, PAYMENT-RESPONSE, WWW-Authenticate, Payment-Receipt, ${RECEIPT_HEADER}`,
       );
-    }
-    // MPP: its challenges (WWW-Authenticate: Payment …) beside x402's, or its Payment-Receipt.
-    for (const [k, v] of Object.entries(rail?.headers ?? {})) res.setHeader(k, v);
-    if (paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(paymentResponse));
-    if (paymentRequired) {
-      res.setHeader('PAYMENT-REQUIRED', encodeChallenge(paymentRequired));
-      res.setHeader('Cache-Control', 'no-store');
-      return sendJson(res, 402, paymentRequired);
+      // MPP: its challenges (WWW-Authenticate: Payment …) beside x402's, or its Payment-Receipt.
+      for (const [k, v] of Object.entries(parts.headers ?? {})) res.setHeader(k, v);
+      // x402 v2 over HTTP: the settlement receipt in PAYMENT-RESPONSE, the challenge in PAYMENT-REQUIRED (the 402
+      // body mirrors it, docs/spec.md §7).
+      if (parts.paymentResponse) res.setHeader('PAYMENT-RESPONSE', encodeReceipt(parts.paymentResponse));
+      if (parts.paymentRequired) {
+        res.setHeader('PAYMENT-REQUIRED', encodeChallenge(parts.paymentRequired));
+        res.setHeader('Cache-Control', 'no-store');
+        return sendJson(res, 402, parts.paymentRequired);
+      }
     }
     if (!outcome.ok) return sendError(res, outcome.error);
     if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');

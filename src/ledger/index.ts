@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { StateDb } from '../backend.js';
 import type { Clock } from '../lib/clock.js';
 import type { CommitHistograms } from '../lib/histogram.js';
-import { openSqlite, type SqliteDb } from '../lib/sqlite.js';
+import { openSqlite } from '../lib/sqlite.js';
 import { PgLedger } from './pg/pg-ledger.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
 import type { Ledger } from './types.js';
@@ -30,13 +30,6 @@ export interface LedgerOptions {
   onCheckpointError?: ((message: string) => void) | undefined;
 }
 
-/** Opens the embedded SQLite ledger under the data dir, committing inline (the CLI, tests). */
-export function openLedger(dataDir: string, opts: LedgerOptions): { ledger: Ledger; db: SqliteDb } {
-  const path = join(dataDir, DB_FILE);
-  const db = openSqlite(path);
-  return { ledger: sqliteLedger(db, path, opts), db };
-}
-
 /**
  * Opens the ledger on the gateway's state: SQLite (a connection of its own to <data dir>/tollgate.db, so its
  * commits' durability does not change the stores' on the state's connection) or PostgreSQL (shared by the
@@ -58,26 +51,16 @@ export function openStateLedger(state: StateDb, opts: LedgerOptions): Ledger {
   state.db.pragma('wal_autocheckpoint = 0');
   const path = join(state.dataDir, DB_FILE);
   const db = openSqlite(path);
-  const ledger = sqliteLedger(db, path, opts);
+  const ledger = new SqliteLedger(db, {
+    ...opts,
+    durability: { kind: 'group', walPath: `${path}-wal`, alone: opts.alone },
+  });
   const close = ledger.close.bind(ledger);
   ledger.close = async () => {
     await close();
     db.close();
   };
   return ledger;
-}
-
-function sqliteLedger(db: SqliteDb, path: string, opts: LedgerOptions): Ledger {
-  return new SqliteLedger(db, {
-    clock: opts.clock,
-    idempotencyTtlMs: opts.idempotencyTtlMs,
-    commits: opts.commits,
-    durability: opts.groupCommit
-      ? { kind: 'group', walPath: `${path}-wal`, alone: opts.alone }
-      : { kind: 'inline' },
-    onCheckpointError: opts.onCheckpointError,
-    keyCacheTtlMs: opts.keyCacheTtlMs,
-  });
 }
 
 export type { Ledger } from './types.js';

@@ -18,11 +18,10 @@ import { linkSignals } from '../lib/abort.js';
 import { unknownName } from '../lib/did-you-mean.js';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { availability } from '../run/availability.js';
-import type { ExecuteOptions, Outcome, RunDeps } from '../run/execute.js';
+import { type ExecuteOptions, execute, type Outcome, type RunDeps } from '../run/execute.js';
 import { fixOf } from '../run/fixes.js';
 import { MPP_CREDENTIAL_META } from '../run/rails.js';
 import { RECEIPT_META_KEY } from '../run/receipts.js';
-import { type CallResult, executeCall, type X402Deps } from '../run/x402/call.js';
 import type { CallRegistry } from './cancellations.js';
 import { DESCRIBE_TOOL, describeAction, RUN_TOOL, runTarget } from './compact.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
@@ -35,8 +34,6 @@ import { type AskContext, askForFix, resumeTopUp, type TopUpDeps } from './top-u
 export interface CallDeps {
   run: RunDeps;
   calls: CallRegistry;
-  /** x402 payments, when configured: accountless callers pay with `_meta["x402/payment"]`. */
-  x402?: X402Deps | undefined;
   /** Asking the host to let the person top up when a call cannot be paid (./top-up.ts). */
   topUp?: TopUpDeps | undefined;
 }
@@ -146,29 +143,28 @@ export async function runToolCall(
       topUp && call.requestState !== undefined && principal.kind !== 'anonymous'
         ? await resumeTopUp(topUp, deps.run.ledger, principal, callerKey(principal), askContext(call))
         : undefined;
-    // The same entry point as the HTTP door: an account pays from its balance; an anonymous caller of a paid
-    // tool speaks x402 (challenge, or the payment in _meta).
-    const result = await withCancellation(deps, call, (signal) =>
-      executeCall(deps.run, deps.x402, {
-        actionId: action.id,
-        input: args,
-        principal,
-        payment: meta?.[X402_PAYMENT_META],
-        credential: meta?.[MPP_CREDENTIAL_META],
+    // The same entry as the HTTP door: an account pays from its balance; an anonymous caller of a paid tool pays
+    // through a rail (the x402 payment or MPP credential in _meta), or gets the challenges.
+    const outcome = await withCancellation(deps, call, (signal) =>
+      execute(deps.run, action.id, args, principal, {
+        idempotencyKey: key,
+        signal,
+        onProgress: progressSender(call),
         transport: 'mcp',
         trace: meta,
-        opts: { idempotencyKey: key, signal, onProgress: progressSender(call) },
+        payment: meta?.[X402_PAYMENT_META],
+        credential: meta?.[MPP_CREDENTIAL_META],
       }),
     );
     // Only on the refusal path: one the person can fix asks the host to open the page that fixes it.
-    if (topUp && !result.outcome.ok && principal.kind !== 'anonymous') {
-      const fix = fixOf(result.outcome.error);
+    if (topUp && !outcome.ok && principal.kind !== 'anonymous') {
+      const fix = fixOf(outcome.error);
       if (fix) {
         const caller = callerKey(principal);
-        return await askForFix(topUp, caller, action, result.outcome.error, fix, askContext(call), resumed);
+        return await askForFix(topUp, caller, action, outcome.error, fix, askContext(call), resumed);
       }
     }
-    return paidResult(result);
+    return paidResult(outcome);
   } catch (e) {
     // The 2025-era way of asking (-32042) is a JSON-RPC error, not a tool result.
     if (e instanceof UrlElicitationRequiredError) throw e;
@@ -192,28 +188,22 @@ function askContext(call: ToolCall): AskContext {
 /**
  * x402's MCP transport: a challenge (or a refused or unsettled payment) is an `isError` result carrying the
  * PaymentRequired as structured content and as its JSON text, never the tool's content; a paid result carries
- * the settlement receipt in `_meta`.
+ * the settlement receipt in `_meta`. Another rail's challenges or receipt (MPP) ride in `_meta` beside them.
  */
-export function paidResult(r: CallResult): CallToolResult {
-  // MPP (src/run/rails.ts): its challenges or receipt ride in `_meta` beside x402's.
-  const res = paidResultX402(r);
-  if (r.rail?.meta) res._meta = { ...res._meta, ...r.rail.meta };
-  return res;
-}
-
-function paidResultX402(r: CallResult): CallToolResult {
-  if (r.paymentRequired) {
-    const challenge = r.paymentRequired as unknown as Record<string, unknown>;
-    const res: CallToolResult = {
+export function paidResult(outcome: Outcome): CallToolResult {
+  const parts = outcome.parts;
+  if (!parts) return toResult(outcome);
+  let res: CallToolResult;
+  if (parts.paymentRequired) {
+    const challenge = parts.paymentRequired as unknown as Record<string, unknown>;
+    res = {
       isError: true,
       structuredContent: challenge,
       content: [{ type: 'text', text: JSON.stringify(challenge) }],
     };
-    if (r.paymentResponse) res._meta = { [X402_RECEIPT_META]: r.paymentResponse };
-    return res;
-  }
-  const res = toResult(r.outcome);
-  if (r.paymentResponse) res._meta = { ...res._meta, [X402_RECEIPT_META]: r.paymentResponse };
+  } else res = toResult(outcome);
+  if (parts.paymentResponse) res._meta = { ...res._meta, [X402_RECEIPT_META]: parts.paymentResponse };
+  if (parts.meta) res._meta = { ...res._meta, ...parts.meta };
   return res;
 }
 

@@ -5,7 +5,6 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { McpTopUp } from '../run/top-up.js';
-import type { X402Deps } from '../run/x402/call.js';
 import { CallRegistry } from './cancellations.js';
 import {
   MCP_PATH,
@@ -46,8 +45,6 @@ export interface McpDoorDeps {
   authorizationServers?: () => readonly string[];
   /** Scopes every token must carry (else 403 insufficient_scope, the scope named in the challenge). */
   requiredScopes?: readonly string[];
-  /** x402 payments, when configured (the accountless endpoint below takes them). */
-  x402?: X402Deps | undefined;
   /** TOLLGATE_MCP_SERVER_NAME: the server card's name (default: the public URL's host reversed). */
   serverName?: string | undefined;
   /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */

@@ -60,7 +60,6 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
       run: deps.run,
       calls,
       version: deps.version,
-      x402: deps.x402,
       unavailable: deps.unavailable,
       topUp,
     }),
@@ -83,7 +82,7 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
   };
   const names = allowedNames(guardLists);
   const hot = fastToolsCall({
-    call: { run: deps.run, calls, x402: deps.x402, topUp },
+    call: { run: deps.run, calls, topUp },
     auth: deps.auth,
     log: deps.log,
     body: { maxBytes: deps.maxBodyBytes, limits: ENVELOPE_LIMITS, empty: 'refuse' },
@@ -100,8 +99,8 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
       publicUrl: deps.publicUrl,
       name: deps.serverName,
       version: deps.version,
-      x402: deps.x402 !== undefined,
-      rails: [...(deps.run.rails?.sessions ? ['x402-session'] : []), ...(deps.run.rails?.mpp ? ['mpp'] : [])],
+      x402: deps.run.rails?.has('x402') ?? false,
+      rails: ['x402-session', 'mpp'].filter((r) => deps.run.rails?.has(r)),
       // The one listing rule (src/run/availability.ts `listed`), as tools/list and GET /api/run apply it.
       tools: () => {
         const avail = availability(deps.run.services);

@@ -9,8 +9,7 @@ import { ANONYMOUS } from '../../auth/principal.js';
 import { catalog } from '../../catalog/index.js';
 import { availability, availabilityKey, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
-import { advertisedPayment, type X402Deps } from '../run/x402/call.js';
-import { paymentTerms } from '../run/x402/terms.js';
+import { paymentTerms } from '../run/rails.js';
 import { type CallDeps, callerKey, callTool } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { compactToolList, type ToolSet, toolSetOf } from './compact.js';
@@ -53,33 +52,28 @@ export interface ServerDeps {
   run: RunDeps;
   calls: CallRegistry;
   version: string;
-  x402?: X402Deps | undefined;
   /** Actions this gateway cannot run: left out of tools/list (hide, the default) or listed and marked. */
   unavailable?: UnavailableListing | undefined;
   /** Asking the host to let the person top up when a call cannot be paid (./top-up.ts). */
   topUp?: TopUpDeps | undefined;
 }
 
-/** Tool `_meta` key with a paid tool's payment terms (price mode and protocols: src/run/x402/terms.ts). */
+/** Tool `_meta` key with a paid tool's payment terms (price mode and protocols: src/run/rails.ts). */
 export const PAYMENT_META_KEY = 'tollgate/payment';
 
 /**
- * Each paid tool's payment terms in `_meta` and, when x402 is configured, its x402 requirements as a challenge
- * would carry them.
+ * Each paid tool's payment terms in `_meta` and what its rails advertise beside them (x402: its requirements, as a
+ * challenge would carry them).
  */
-function withPayment(tools: Tool[], x402: X402Deps | undefined, rails?: RunDeps['rails']): Tool[] {
+function withPayment(tools: Tool[], rails: RunDeps['rails']): Tool[] {
   return tools.map((tool) => {
     const action = actionForTool(tool.name);
-    const terms = action && paymentTerms(x402?.config, action, rails);
+    const terms = action && paymentTerms(rails, action);
     if (!action || !terms) return tool;
-    const requirements = advertisedPayment(x402, action.id);
+    const advertised = rails?.list.map((r) => r.toolMeta?.(action));
     return {
       ...tool,
-      _meta: {
-        ...tool._meta,
-        [PAYMENT_META_KEY]: terms,
-        ...(requirements ? { 'x402/payment-requirements': [requirements] } : {}),
-      },
+      _meta: Object.assign({ ...tool._meta, [PAYMENT_META_KEY]: terms }, ...(advertised ?? [])),
     };
   });
 }
@@ -98,7 +92,7 @@ function toolLister(deps: ServerDeps): (set: ToolSet) => { tools: Tool[] } {
     let list = built.get(key);
     if (!list) {
       const tools = set === 'compact' ? compactToolList() : fullToolList(avail, mark);
-      list = { tools: withPayment(tools, deps.x402, deps.run.rails) };
+      list = { tools: withPayment(tools, deps.run.rails) };
       if (built.size > 64) built.clear();
       built.set(key, list);
     }
@@ -110,7 +104,7 @@ export function serverFactory(deps: ServerDeps): (ctx: McpRequestContext) => Ser
   const info = SERVER_INFO(deps.version);
   const toolList = toolLister(deps);
   const resourceList = { resources: RESOURCES as (typeof RESOURCES)[number][] };
-  const callDeps: CallDeps = { run: deps.run, calls: deps.calls, x402: deps.x402, topUp: deps.topUp };
+  const callDeps: CallDeps = { run: deps.run, calls: deps.calls, topUp: deps.topUp };
 
   return ({ authInfo, requestInfo }) => {
     const principal = principalFromAuthInfo(authInfo) ?? ANONYMOUS;

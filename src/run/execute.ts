@@ -1,24 +1,30 @@
 import type { Logger } from 'pino';
-import type { z } from 'zod';
 import type { AccountPrincipal, Principal } from '../../auth/principal.js';
 import { type Action, actions, findAction } from '../../catalog/index.js';
-import type { AccountView, HandlerContext, Services } from '../../tools/context.js';
+import type { Services } from '../../tools/context.js';
 import type { ActionId, HandlerDef, HandlerFn, Handlers } from '../../tools/types.js';
 import { GatewayError, invalidInput, toGatewayError } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
-import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { unknownName } from '../lib/did-you-mean.js';
 import { fingerprint } from '../lib/hash.js';
 import { centsPhrase, centsToMicros, microsToCents } from '../lib/money.js';
-import { toAccountView } from './account-view.js';
-import { admit, openScope, type ScopeDeps } from './call-scope.js';
+import { type PaymentLabel, type TraceCarrier, UNKNOWN_ACTION } from '../ops/telemetry.js';
+import { admit, type ScopeDeps } from './call-scope.js';
 import { extraFieldWarnings } from './extra-fields.js';
-import { jobOwner } from './job-owner.js';
 import type { Hold, Lifecycle } from './lifecycle.js';
-import type { PaymentRails } from './rails.js';
-import { type ReceiptSigner, settlementOf, signReceipt, signReceiptAsync } from './receipts.js';
-import { paymentRequired, unauthorized } from './refusals.js';
+import { observeCall } from './observe.js';
+import {
+  NO_RAILS,
+  type PaymentParts,
+  present,
+  type RailPayment,
+  type Rails,
+  type Transport,
+} from './rails.js';
+import { type ReceiptFacts, type ReceiptSigner, signReceipt, signReceiptAsync } from './receipts.js';
+import { unauthorized } from './refusals.js';
+import { jobHandleOf, refundIfJobFailed, runHandler } from './run-handler.js';
 import { zodIssues } from './zod-issues.js';
 
 let ids: string[] | undefined;
@@ -43,8 +49,8 @@ export interface RunDeps extends ScopeDeps {
   log: Logger;
   /** Signs the receipt of every paid response (./receipts.ts); without it responses carry none. */
   receipts?: ReceiptSigner | undefined;
-  /** MPP and x402 sessions, when configured (./rails.ts): the x402 entry (./x402/call.ts) hands calls to them. */
-  rails?: PaymentRails | undefined;
+  /** How an anonymous caller of a paid action may pay (./rails.ts: x402, MPP); none: API keys only. */
+  rails?: Rails | undefined;
 }
 
 export interface ExecuteOptions {
@@ -59,13 +65,22 @@ export interface ExecuteOptions {
   controller?: AbortController | undefined;
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
   requestId?: string | undefined;
-  /** A payment that comes with this call instead of from a balance (x402: src/run/x402/call.ts). */
-  payment?: CallPayment | undefined;
+  /**
+   * The door the call came through: metrics and traces observe the call (the gateway's own calls, with none, are
+   * not), and a payment's challenge names the resource (the action's URL, or `mcp://tool/{name}`).
+   */
+  transport?: Transport | undefined;
+  /** The caller's W3C trace context: the HTTP headers, or MCP `_meta` (SEP-414). Read only when tracing. */
+  trace?: TraceCarrier | undefined;
+  /** x402: the PAYMENT-SIGNATURE header value, or MCP `_meta["x402/payment"]` (read only for an anonymous caller). */
+  payment?: unknown;
+  /** MPP: `Authorization: Payment …`, or MCP `_meta["org.paymentauth/credential"]` (likewise). */
+  credential?: unknown;
 }
 
 /**
- * The hook through which a payment presented with the call (x402) pays for it. execute keeps deciding what is
- * charged; the payment only says whether money can be collected and collects it.
+ * The hook through which a payment presented with the call (a rail's: ./rails.ts) pays for it. execute keeps
+ * deciding what is charged; the payment only says whether money can be collected and collects it.
  */
 export interface CallPayment {
   /**
@@ -94,8 +109,18 @@ export type Outcome =
       receipt?: string | undefined;
       /** Extra fields a non-strict action passed through unchecked, named so a typo does not go unseen. */
       warnings?: string[];
+      /** What the payment's rail adds to the response (its receipt; ./rails.ts). */
+      parts?: PaymentParts | undefined;
     }
-  | { ok: false; error: GatewayError; transactionId?: string };
+  | Failed;
+
+/** A call that did not go through; a 402 carries the rails' challenges in `parts`. */
+export interface Failed {
+  ok: false;
+  error: GatewayError;
+  transactionId?: string;
+  parts?: PaymentParts | undefined;
+}
 
 /** The envelope stored for replays and returned by every door (docs/spec.md §2.1). */
 export interface Envelope {
@@ -110,16 +135,36 @@ export interface Envelope {
 export const MAX_COST_FIELD = 'max_cost_cents';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function isChargeable(outcome: Outcome): outcome is Extract<Outcome, { ok: true }> {
-  return outcome.ok;
-}
-
-export async function execute(
+/** The one entry of every call, whatever its door and however it is paid. */
+export function execute(
   deps: RunDeps,
   actionId: string,
   rawInput: unknown,
   principal: Principal,
   opts: ExecuteOptions = {},
+): Promise<Outcome> {
+  const tel = deps.telemetry;
+  const door = opts.transport;
+  if (tel === undefined || door === undefined) return enter(deps, actionId, rawInput, principal, opts);
+  // Metrics and traces see the whole call, a payment's refusal included.
+  const action = findAction(actionId) ? actionId : UNKNOWN_ACTION;
+  const call = { action, door, payment: paymentLabel(principal, opts), trace: opts.trace };
+  return observeCall(tel, call, () => enter(deps, actionId, rawInput, principal, opts), identity);
+}
+
+const identity = (o: Outcome) => o;
+
+function paymentLabel(principal: Principal, opts: ExecuteOptions): PaymentLabel {
+  if (principal.kind !== 'anonymous') return principal.kind;
+  return present(opts.payment) || present(opts.credential) ? 'x402' : 'anonymous';
+}
+
+async function enter(
+  deps: RunDeps,
+  actionId: string,
+  rawInput: unknown,
+  principal: Principal,
+  opts: ExecuteOptions,
 ): Promise<Outcome> {
   try {
     // Tracked as a whole (hold → handler → capture/void), so a graceful shutdown waits for the ledger too.
@@ -178,10 +223,58 @@ async function run(
   const handler = deps.handlers[action.id as ActionId] as HandlerFn<ActionId> | HandlerDef<ActionId>;
   const def: HandlerDef<ActionId> = typeof handler === 'function' ? { run: handler } : handler;
 
-  // Who may call: refused before anything is reserved.
-  if (action.access === 'paid' && principal.kind === 'anonymous') throw paymentRequired(action);
-  if (action.access === 'account' && principal.kind === 'anonymous') throw unauthorized(action);
+  // Who may call: refused before anything is reserved. An anonymous caller of a paid action pays through a rail.
+  if (principal.kind === 'anonymous' && action.access === 'account') throw unauthorized(action);
+  if (principal.kind === 'anonymous' && action.access === 'paid') {
+    return payAnonymously(deps, action, def, rawInput, input, opts, warnings);
+  }
+  return runAs(deps, action, def, rawInput, input, principal, opts, warnings, undefined);
+}
 
+/** The call paid by a payment the caller presented (./rails.ts), or the one 402 when none can pay. */
+async function payAnonymously(
+  deps: RunDeps,
+  action: Action,
+  def: HandlerDef<ActionId>,
+  rawInput: object,
+  input: Record<string, unknown>,
+  opts: ExecuteOptions,
+  warnings: string[] | undefined,
+): Promise<Outcome> {
+  const rails = deps.rails ?? NO_RAILS;
+  const call = {
+    action,
+    body: rawInput,
+    transport: opts.transport ?? 'http',
+    payment: opts.payment,
+    credential: opts.credential,
+  };
+  const rail = rails.of(call);
+  if (!rail) return rails.refusal(action, call.transport);
+  const paying = await rail.open(deps, call);
+  if (!('finish' in paying)) return paying;
+  let outcome: Outcome;
+  try {
+    // The payment's own idempotency (its nonce, voucher or token) keys the call: an Idempotency-Key is not used.
+    const o = { ...opts, idempotencyKey: undefined };
+    outcome = await runAs(deps, action, def, rawInput, input, paying.principal, o, warnings, paying);
+  } catch (e) {
+    outcome = { ok: false, error: toGatewayError(e) };
+  }
+  return paying.finish(outcome);
+}
+
+async function runAs(
+  deps: RunDeps,
+  action: Action,
+  def: HandlerDef<ActionId>,
+  rawInput: object,
+  input: Record<string, unknown>,
+  principal: Principal,
+  opts: ExecuteOptions,
+  warnings: string[] | undefined,
+  payment: RailPayment | undefined,
+): Promise<Outcome> {
   const refusal = def.precheck?.(input as never, deps.services);
   if (refusal) throw refusal;
   await admit(deps, principal);
@@ -195,7 +288,8 @@ async function run(
       warnings,
     );
   }
-  return runPaid(deps, action, def, rawInput, input, principal as AccountPrincipal, opts, warnings);
+  const payer = principal as AccountPrincipal;
+  return runPaid(deps, action, def, rawInput, input, payer, opts, warnings, payment);
 }
 
 async function runPaid(
@@ -207,14 +301,15 @@ async function runPaid(
   principal: AccountPrincipal,
   opts: ExecuteOptions,
   warnings: string[] | undefined,
+  payment: CallPayment | undefined,
 ): Promise<Outcome> {
   const key = opts.idempotencyKey;
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
     throw invalidInput([{ path: 'Idempotency-Key', message: 'must be 1-255 printable ASCII characters' }]);
   }
   const priceMicros = centsToMicros(action.priceCents);
-  if (principal.kind === 'x402' && !opts.payment) throw new Error('an x402 principal needs its payment');
-  const funding = await opts.payment?.authorize();
+  if (principal.kind === 'x402' && !payment) throw new Error('an x402 principal needs its payment');
+  const funding = await payment?.authorize();
 
   // 4 + 5. idempotency claim, funds check (and the OAuth client's daily limit) and hold: one serialized write
   const held = await deps.money.hold({
@@ -228,30 +323,8 @@ async function runPaid(
         : { key, fingerprint: fingerprint({ action: action.id, body: rawInput }) },
     funding,
   });
-  if (held.kind === 'replay') {
-    const env = held.response as Envelope;
-    const chargedMicros = centsToMicros(env.charged_cents);
-    return withWarnings(
-      {
-        ok: true,
-        data: env.data,
-        chargedCents: env.charged_cents,
-        chargedMicros,
-        transactionId: env.transaction_id,
-        replayed: true,
-        receipt: env.transaction_id
-          ? signReceipt(deps, {
-              transactionId: env.transaction_id,
-              action: action.id,
-              chargedMicros,
-              principal,
-              replayed: true,
-            })
-          : undefined,
-      },
-      env.warnings,
-    );
-  }
+  if (held.kind === 'replay')
+    return replayed(deps, held.response as Envelope, { action: action.id, principal });
   const hold = held.hold;
 
   // 6. run the handler
@@ -278,9 +351,9 @@ async function runPaid(
   };
   if (warnings) envelope.warnings = warnings;
   let meta: Record<string, unknown> | undefined;
-  if (opts.payment) {
+  if (payment) {
     try {
-      meta = await opts.payment.collect(envelope);
+      meta = await payment.collect(envelope);
     } catch (e) {
       // Not collected (or not known to be): nothing is charged and the result is withheld.
       return failed(deps, hold, provider, e, action);
@@ -301,7 +374,7 @@ async function runPaid(
       action: action.id,
       chargedMicros,
       principal,
-      x402: settlementOf(meta),
+      collected: meta,
     });
   let signing = receiptOf(priceMicros);
   const charged = await capturing;
@@ -331,6 +404,31 @@ async function runPaid(
   );
 }
 
+/**
+ * A paid call's stored envelope delivered again (an idempotent replay, a payment presented again, a settlement
+ * confirmed late), with a receipt for the same transaction: `replayed` unless it is the first delivery.
+ */
+export function replayed(
+  deps: Pick<RunDeps, 'receipts' | 'clock' | 'log'>,
+  env: Envelope,
+  facts: Omit<ReceiptFacts, 'transactionId' | 'chargedMicros'>,
+  again = true,
+): Extract<Outcome, { ok: true }> {
+  const chargedMicros = centsToMicros(env.charged_cents);
+  const transactionId = env.transaction_id;
+  const receipt = transactionId
+    ? signReceipt(deps, { ...facts, transactionId, chargedMicros, replayed: again })
+    : undefined;
+  const o = {
+    ok: true as const,
+    data: env.data,
+    chargedCents: env.charged_cents,
+    chargedMicros,
+    transactionId,
+  };
+  return withWarnings({ ...o, replayed: again, receipt }, env.warnings);
+}
+
 function withWarnings<T extends Extract<Outcome, { ok: true }>>(o: T, warnings: string[] | undefined): T {
   if (warnings) o.warnings = warnings;
   return o;
@@ -350,86 +448,3 @@ async function failed(
   await hold.void(error.code, { provider });
   return { ok: false, error, transactionId: hold.callId };
 }
-
-/** The handle a start action's output names (`jobHandle`), linked to its call at capture. */
-function jobHandleOf(action: Action, data: unknown): string | undefined {
-  if (!action.jobHandle) return undefined;
-  const v = (data as Record<string, unknown>)[action.jobHandle];
-  return typeof v === 'string' && v.length > 0 ? v : undefined;
-}
-
-/** A poll that reports its job failed refunds the call that started the job (once). */
-async function refundIfJobFailed(
-  deps: RunDeps,
-  action: Action,
-  input: Record<string, unknown>,
-  data: unknown,
-  principal: Principal,
-): Promise<void> {
-  const rule = action.refundsStart;
-  if (!rule?.failed(data as Record<string, unknown>)) return;
-  const handle = input[rule.handleField];
-  if (typeof handle !== 'string') return;
-  // Free polls may be anonymous (an x402 payer's bearer handle): the job's owner is then the handle's.
-  const owner = await jobOwner(deps.services, principal, handle).catch((err: unknown) => {
-    deps.log.error({ err, handle, action: action.id }, 'the owner of a failed job could not be found');
-    return undefined;
-  });
-  if (owner !== undefined) await deps.money.refundJob(owner, handle, 'job_failed');
-}
-
-async function runHandler(
-  deps: RunDeps,
-  action: Action,
-  def: HandlerDef<ActionId>,
-  input: Record<string, unknown>,
-  principal: Principal,
-  callId: string | undefined,
-  opts: ExecuteOptions,
-): Promise<unknown> {
-  const scope = openScope(
-    deps,
-    opts.controller ?? opts.signal,
-    action.timeoutMs,
-    `The action did not finish within ${Math.round(action.timeoutMs / 1000)}s`,
-  );
-  const signal = scope.signal;
-  const accountId = principal.kind === 'anonymous' ? undefined : principal.accountId;
-  const ctx: HandlerContext = {
-    signal,
-    now: () => deps.clock.now(),
-    owner: accountId ?? 'anonymous',
-    transactionId: callId ?? '',
-    log: deps.log,
-    progress: (p, total, message) => opts.onProgress?.(p, total, message),
-    account: accountId ? toAccountView(deps.ledger, accountId) : NO_ACCOUNT,
-    services: deps.services,
-  };
-
-  const work = def.run(input as never, ctx);
-  let result: unknown;
-  try {
-    result = await untilAborted(work, signal);
-  } catch (e) {
-    throw scope.abortError(e);
-  } finally {
-    scope.dispose();
-  }
-  const out = (action.output as z.ZodType).safeParse(result);
-  if (!out.success) {
-    deps.log.error(
-      { action: action.id, issues: out.error.issues.slice(0, 5) },
-      'handler output failed its schema',
-    );
-    throw new GatewayError(
-      'bad_response',
-      'The upstream answered in an unexpected shape; nothing was charged.',
-    );
-  }
-  return out.data;
-}
-
-const NO_ACCOUNT: AccountView = {
-  balance: () => Promise.reject(new GatewayError('unauthorized', 'This action needs an account.')),
-  transactions: () => Promise.reject(new GatewayError('unauthorized', 'This action needs an account.')),
-};

@@ -1,9 +1,9 @@
 import type { GatewayError } from '../errors.js';
 import type { CallSpan, Door, PaymentLabel, Telemetry, TraceCarrier } from '../ops/telemetry.js';
 
-// One call as metrics and traces see it, whatever its door and price model: the x402-aware entry of catalog
-// calls (src/run/x402/call.ts) and the model router (src/llm/chat.ts) wrap their whole call in it. Callers
-// skip it entirely when the gateway has no telemetry.
+// One call as metrics and traces see it, whatever its door and price model: execute (./execute.ts, for a call that
+// came through a door) and the model router (src/llm/chat.ts) wrap their whole call in it, a payment's refusal
+// included. Callers skip it entirely when the gateway has no telemetry.
 
 export interface ObservedCall {
   /** An action id the catalog knows, or UNKNOWN_ACTION: never the caller's string. */

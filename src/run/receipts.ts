@@ -52,6 +52,8 @@ export interface ReceiptFacts {
   mpp?: { method: string; reference: string; challenge_id: string } | undefined;
   /** The claim `payment_method` when it is not the principal's kind (an MPP payer is an accountless payer). */
   paymentMethod?: string | undefined;
+  /** What a rail's payment recorded when it collected (`x402`, `mpp`): the claims above, where not given. */
+  collected?: Record<string, unknown> | undefined;
   replayed?: boolean;
 }
 
@@ -142,11 +144,13 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
       amount_micros: f.chargedMicros,
       charged_cents: microsToCents(f.chargedMicros),
       currency: 'USD',
-      payment_method: f.paymentMethod ?? p.kind,
     };
+    const x402 = f.x402 ?? settlementOf(f.collected);
+    const mpp = f.mpp ?? (f.collected?.mpp as ReceiptFacts['mpp']);
+    claims.payment_method = f.paymentMethod ?? (mpp ? 'mpp' : p.kind);
     if (p.kind !== 'anonymous') claims.account = p.accountId;
-    if (f.x402) claims.x402 = f.x402;
-    if (f.mpp) claims.mpp = f.mpp;
+    if (x402) claims.x402 = x402;
+    if (mpp) claims.mpp = mpp;
     if (f.replayed) claims.replayed = true;
     return `${header}.${b64url(JSON.stringify(claims))}`;
   };

@@ -7,37 +7,43 @@ import type { HoldSpec } from './lifecycle.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
 
-/** How x402 figures in a 402: off on this gateway, or offered (and possibly a refused payment's reason). */
-export type X402Offer =
-  | { enabled: false }
-  | { enabled: true; accepts: unknown[]; refused?: { reason: string; message: string } };
+/** Why a payment presented with the call did not pay, for the 402 that answers it. */
+export interface Refused {
+  /** The rail, as the caller knows it: `x402`, `MPP`. */
+  rail: string;
+  reason: string;
+  message: string;
+  /** A URL naming the problem, where the rail's protocol has one (MPP's problem types). */
+  problem?: string;
+}
 
-/** The ways to pay, named in every 402. The x402 challenge joins the list when x402 is configured. */
-export function paymentRequired(action: Action, x402?: X402Offer): GatewayError {
+/**
+ * The one 402 of a paid action (src/run/rails.ts `Rails.refusal` gathers the offers): the price, every way to pay
+ * that the gateway's rails offer for it, and the API key; with `refused`, why the payment presented did not pay.
+ */
+export function paymentRequired(
+  action: Action,
+  offers: ReadonlyArray<{ words: string; accepts: Record<string, unknown> }>,
+  refused?: Refused,
+): GatewayError {
   const apiKey = { method: 'api_key', header: 'Authorization: Bearer tg_sk_…' };
   const price = `${action.id} costs ${centsPhrase(action.priceCents)} per successful call.`;
   const keyHint =
     'an API key as "Authorization: Bearer tg_sk_…" (ask the operator for one: `tollgate accounts create`)';
-  if (x402?.enabled) {
-    const refused = x402.refused
-      ? `The x402 payment was refused (${x402.refused.reason}): ${x402.refused.message}. Nothing was charged. `
-      : '';
-    return new GatewayError(
-      'payment_required',
-      `${refused}${price} Pay with x402: sign the challenge of the PAYMENT-REQUIRED header (USDC) and retry with ` +
-        `it in PAYMENT-SIGNATURE; or send ${keyHint}.`,
-      {
-        details: {
-          price_cents: action.priceCents,
-          ...(x402.refused ? { reason: x402.refused.reason } : {}),
-          accepts: [apiKey, { method: 'x402', header: 'PAYMENT-SIGNATURE', accepts: x402.accepts }],
-        },
-      },
-    );
-  }
-  const only = x402 ? ' This gateway accepts only API keys (x402 payments are not enabled).' : '';
-  return new GatewayError('payment_required', `${price}${only} Send ${keyHint}.`, {
-    details: { price_cents: action.priceCents, accepts: [apiKey] },
+  const why = refused
+    ? `The ${refused.rail} payment was refused (${refused.reason}): ${refused.message}. Nothing was charged. `
+    : '';
+  const ways =
+    offers.length > 0
+      ? ` Pay with ${offers.map((o) => o.words).join('; or with ')}; or send ${keyHint}.`
+      : ` This gateway accepts only API keys (x402 payments are not enabled). Send ${keyHint}.`;
+  return new GatewayError('payment_required', `${why}${price}${ways}`, {
+    details: {
+      price_cents: action.priceCents,
+      ...(refused ? { reason: refused.reason } : {}),
+      ...(refused?.problem ? { problem: refused.problem } : {}),
+      accepts: [apiKey, ...offers.map((o) => o.accepts)],
+    },
   });
 }
 

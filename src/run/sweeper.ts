@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import type { DatabaseHealth } from './db-health.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { X402Deps } from './x402/call.js';
+import type { X402Deps } from './x402/gate.js';
 
 /**
  * The gateway's background sweep, every `intervalMs`: holds past their expiry are voided (and, on PostgreSQL,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { retryAfterSeconds, type UpstreamResponse } from './http.js';
-import { expectShape, jsonCaller, type VendorClientOptions } from './scraper-common.js';
+import { type VendorClientOptions, vendorJson } from './scraper-common.js';
 
 // scraperB → fastCRW native /v1 (docs/vendors.md §2). Our scraperB parameters are fastCRW's, so bodies
 // pass through. Its documented billing rule — refund on 4xx, 5xx or `success: false` — is exactly ours.
@@ -90,62 +90,29 @@ function classify(res: UpstreamResponse): GatewayError | undefined {
 }
 
 export function createFastcrwClient(opts: VendorClientOptions): FastcrwClient {
-  const call = jsonCaller(VENDOR, opts, { classify });
-  const shape = <T extends z.ZodType>(path: string, schema: T, body: unknown) =>
-    expectShape(VENDOR, opts.log, path, schema, body);
-
+  const api = vendorJson(VENDOR, opts, classify);
   return {
-    async scrape(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/scrape', json: body, signal });
-      return shape('/v1/scrape', scrapeRes, res).data;
-    },
+    scrape: async (body, signal) => (await api.post('/v1/scrape', scrapeRes, body, signal)).data,
     async search(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/search', json: body, signal });
-      const data = shape('/v1/search', searchRes, res).data;
+      const data = (await api.post('/v1/search', searchRes, body, signal)).data;
       // Self-hosted builds wrap the hits in `data.results`; the hosted API puts them in `data`.
       return !Array.isArray(data) && 'results' in data ? data.results : data;
     },
-    async map(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/map', json: body, signal });
-      return shape('/v1/map', mapRes, res).data.links;
-    },
-    async crawlStart(body, signal) {
-      const { body: res } = await call({
-        method: 'POST',
-        path: '/v1/crawl',
-        json: body,
-        signal,
-        timeoutMs: 30_000,
-      });
-      return shape('/v1/crawl', startRes, res).id;
-    },
+    map: async (body, signal) => (await api.post('/v1/map', mapRes, body, signal)).data.links,
+    crawlStart: async (body, signal) => (await api.post('/v1/crawl', startRes, body, signal, 30_000)).id,
     async crawlStatus(id, signal) {
-      const path = `/v1/crawl/${encodeURIComponent(id)}`;
-      const { body: res } = await call({
-        method: 'GET',
-        path,
-        signal,
-        timeoutMs: 30_000,
-        allowDeclaredFailure: true,
-      });
-      const s = shape(path, crawlStatusRes, res);
+      const s = await api.status(`/v1/crawl/${encodeURIComponent(id)}`, crawlStatusRes, signal);
       return { status: s.status, total: s.total, completed: s.completed, data: s.data };
     },
     async extract(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/extract', json: body, signal });
-      const s = shape('/v1/extract', extractRes, res) as { results?: FastcrwExtractResult[]; id?: string };
+      const s = (await api.post('/v1/extract', extractRes, body, signal)) as {
+        results?: FastcrwExtractResult[];
+        id?: string;
+      };
       return s.results !== undefined ? { results: s.results } : { id: s.id as string };
     },
     async extractStatus(id, signal) {
-      const path = `/v1/extract/${encodeURIComponent(id)}`;
-      const { body: res } = await call({
-        method: 'GET',
-        path,
-        signal,
-        timeoutMs: 30_000,
-        allowDeclaredFailure: true,
-      });
-      const s = shape(path, extractStatusRes, res);
+      const s = await api.status(`/v1/extract/${encodeURIComponent(id)}`, extractStatusRes, signal);
       return { status: s.status, results: s.results };
     },
   };

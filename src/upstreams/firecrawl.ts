@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { expectShape, jsonCaller, type VendorClientOptions } from './scraper-common.js';
+import { type VendorClientOptions, vendorJson } from './scraper-common.js';
 
 // scraperA → Firecrawl v1 (docs/vendors.md §1). Our scraperA parameters are Firecrawl's, so bodies pass
 // through; what comes back is checked against the shape below and handed on without the vendor's own text.
@@ -46,36 +46,12 @@ export interface FirecrawlClient {
 }
 
 export function createFirecrawlClient(opts: VendorClientOptions): FirecrawlClient {
-  const call = jsonCaller(VENDOR, opts);
-  const shape = <T extends z.ZodType>(path: string, schema: T, body: unknown) =>
-    expectShape(VENDOR, opts.log, path, schema, body);
-
+  const api = vendorJson(VENDOR, opts);
   return {
-    async scrape(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/scrape', json: body, signal });
-      return shape('/v1/scrape', scrapeRes, res).data;
-    },
-    async crawlStart(body, signal) {
-      const { body: res } = await call({
-        method: 'POST',
-        path: '/v1/crawl',
-        json: body,
-        signal,
-        timeoutMs: 30_000,
-      });
-      return shape('/v1/crawl', startRes, res).id;
-    },
+    scrape: async (body, signal) => (await api.post('/v1/scrape', scrapeRes, body, signal)).data,
+    crawlStart: async (body, signal) => (await api.post('/v1/crawl', startRes, body, signal, 30_000)).id,
     async crawlStatus(id, skip, signal) {
-      const path = `/v1/crawl/${encodeURIComponent(id)}`;
-      const { body: res } = await call({
-        method: 'GET',
-        path,
-        query: { skip },
-        signal,
-        timeoutMs: 30_000,
-        allowDeclaredFailure: true,
-      });
-      const s = shape(path, crawlStatusRes, res);
+      const s = await api.status(`/v1/crawl/${encodeURIComponent(id)}`, crawlStatusRes, signal, { skip });
       const out: FirecrawlCrawlStatus = {
         status: s.status,
         total: s.total,
@@ -86,34 +62,11 @@ export function createFirecrawlClient(opts: VendorClientOptions): FirecrawlClien
       if (Number.isSafeInteger(next) && next > 0) out.nextSkip = next;
       return out;
     },
-    async map(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/map', json: body, signal });
-      return shape('/v1/map', mapRes, res).links;
-    },
-    async search(body, signal) {
-      const { body: res } = await call({ method: 'POST', path: '/v1/search', json: body, signal });
-      return shape('/v1/search', searchRes, res).data;
-    },
-    async extractStart(body, signal) {
-      const { body: res } = await call({
-        method: 'POST',
-        path: '/v1/extract',
-        json: body,
-        signal,
-        timeoutMs: 30_000,
-      });
-      return shape('/v1/extract', startRes, res).id;
-    },
+    map: async (body, signal) => (await api.post('/v1/map', mapRes, body, signal)).links,
+    search: async (body, signal) => (await api.post('/v1/search', searchRes, body, signal)).data,
+    extractStart: async (body, signal) => (await api.post('/v1/extract', startRes, body, signal, 30_000)).id,
     async extractStatus(id, signal) {
-      const path = `/v1/extract/${encodeURIComponent(id)}`;
-      const { body: res } = await call({
-        method: 'GET',
-        path,
-        signal,
-        timeoutMs: 30_000,
-        allowDeclaredFailure: true,
-      });
-      const s = shape(path, extractStatusRes, res);
+      const s = await api.status(`/v1/extract/${encodeURIComponent(id)}`, extractStatusRes, signal);
       return { status: s.status, data: s.data };
     },
   };

@@ -23,7 +23,7 @@ export interface VendorClientOptions {
   timeoutMs?: number;
 }
 
-export type JsonCall = (
+type JsonCall = (
   req: Omit<UpstreamRequest, 'url' | 'timeoutMs'> & {
     path: string;
     timeoutMs?: number;
@@ -32,10 +32,54 @@ export type JsonCall = (
   },
 ) => Promise<{ body: Record<string, unknown>; res: UpstreamResponse }>;
 
-export function jsonCaller(
+/** The two requests these APIs are made of, each answer checked against its schema. */
+export interface VendorJson {
+  /** POST a JSON body (within `timeoutMs`, else the client's own bound). */
+  post<T extends z.ZodType>(
+    path: string,
+    schema: T,
+    json: unknown,
+    signal: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<z.output<T>>;
+  /** GET a job's status, within 30 s; `success: false` with a job status is an answer (the job failed). */
+  status<T extends z.ZodType>(
+    path: string,
+    schema: T,
+    signal: AbortSignal,
+    query?: UpstreamRequest['query'],
+  ): Promise<z.output<T>>;
+}
+
+export function vendorJson(
   vendor: string,
   opts: VendorClientOptions,
-  overrides: { classify?: (res: UpstreamResponse) => GatewayError | undefined } = {},
+  classify?: (res: UpstreamResponse) => GatewayError | undefined,
+): VendorJson {
+  const call = jsonCaller(vendor, opts, classify);
+  const shape = <T extends z.ZodType>(path: string, schema: T, body: unknown) =>
+    expectShape(vendor, opts.log, path, schema, body);
+  return {
+    post: async (path, schema, json, signal, timeoutMs) =>
+      shape(path, schema, (await call({ method: 'POST', path, json, signal, timeoutMs })).body),
+    status: async (path, schema, signal, query) => {
+      const req = {
+        method: 'GET' as const,
+        path,
+        query,
+        signal,
+        timeoutMs: 30_000,
+        allowDeclaredFailure: true,
+      };
+      return shape(path, schema, (await call(req)).body);
+    },
+  };
+}
+
+function jsonCaller(
+  vendor: string,
+  opts: VendorClientOptions,
+  classify?: (res: UpstreamResponse) => GatewayError | undefined,
 ): JsonCall {
   const base = opts.baseUrl.replace(/\/+$/, '');
   return async ({ path, timeoutMs, headers, allowDeclaredFailure, ...rest }) => {
@@ -46,7 +90,7 @@ export function jsonCaller(
       timeoutMs: timeoutMs ?? opts.timeoutMs ?? 120_000,
     });
     if (res.status < 200 || res.status >= 300) {
-      const err = overrides.classify?.(res) ?? classifyStatus(vendor, res);
+      const err = classify?.(res) ?? classifyStatus(vendor, res);
       logFailure(opts.log, vendor, path, res, err);
       throw err;
     }

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../auth/api-keys.js';
-import { openLedger } from '../../src/ledger/index.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { type ServeProcess, serveCli } from '../helpers/cli.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
+import { openLedger } from '../helpers/sqlite-ledger.js';
 
 // Issue 21 on SQLite: the gateway's data directory on a small filesystem of the test's own (a tmpfs, mounted
 // here: the test needs root, as CI has), filled up while paid calls are in flight, then freed. No 500, no

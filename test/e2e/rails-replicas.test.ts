@@ -9,7 +9,7 @@ import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe, stripeEnv } from '..
 import { startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { challengeOf, encodePayment, newPayer, x402Env } from '../helpers/x402.js';
+import { challengeOf, encodePayment, newPayer, sessionsOf, x402Env } from '../helpers/x402.js';
 
 // The race per rail (issue 23): one MPP credential, or one session voucher, presented at the same moment to two
 // gateway replicas sharing one PostgreSQL database pays once: the action runs once, one transfer or capture, one
@@ -200,10 +200,10 @@ describe('one credential, two replicas, one PostgreSQL', () => {
     const before = await chain.balanceOf(merchant);
     // Everything charged so far on either replica and not yet claimed (this test's 4, the race test's 2).
     await a.close();
-    const first = await b.gw.run.rails?.sessions?.claimAndSettle();
+    const first = await sessionsOf(b.gw)?.claimAndSettle();
     expect(first?.claimed).toBeGreaterThanOrEqual(1);
     expect(await chain.balanceOf(merchant)).toBe(before + 6n * PRICE);
-    expect((await b.gw.run.rails?.sessions?.claimAndSettle())?.claimed).toBe(0);
+    expect((await sessionsOf(b.gw)?.claimAndSettle())?.claimed).toBe(0);
     expect(await chain.balanceOf(merchant)).toBe(before + 6n * PRICE);
     // The payer goes on on B with its channel.
     expect((await pay(`${b.url}${SCRAPE}`, post(scrapeBody))).status).toBe(200);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { BATCH_SETTLEMENT, startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { challengeOf, encodePayment, newPayer, paidFetch, x402Env } from '../helpers/x402.js';
+import { challengeOf, encodePayment, newPayer, paidFetch, sessionsOf, x402Env } from '../helpers/x402.js';
 
 // x402 sessions (the batch-settlement scheme) end to end on a real local chain, through the official client
 // (@x402/fetch with @x402/evm's batch-settlement client scheme): the first call opens a channel with a deposit
@@ -114,7 +114,7 @@ describe('x402 sessions (batch-settlement)', () => {
     expect(txs.filter((x) => x.status === 'succeeded')).toHaveLength(N);
     expect(txs[0]).toMatchObject({ charged_micros: 10_000, meta: { x402: { scheme: 'batch-settlement' } } });
 
-    const sessions = t.gw.run.rails?.sessions;
+    const sessions = sessionsOf(t.gw);
     const first = await sessions?.claimAndSettle();
     expect(first?.claimed).toBe(1);
     expect(await chain.balanceOf(merchant)).toBe(PRICE * BigInt(N));
@@ -180,9 +180,9 @@ describe('x402 sessions (batch-settlement)', () => {
     expect(decodePaymentResponseHeader(res.headers.get('payment-response') as string).transaction).toBe('');
     expect(await chain.balanceOf(payer.address)).toBe(balance);
     // This payer's 4 calls, and the 2 + 2 of the two tests above, charged before the restart and not yet claimed.
-    await t.gw.run.rails?.sessions?.claimAndSettle();
+    await sessionsOf(t.gw)?.claimAndSettle();
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
-    await t.gw.run.rails?.sessions?.claimAndSettle();
+    await sessionsOf(t.gw)?.claimAndSettle();
     expect(await chain.balanceOf(merchant)).toBe(settledBefore + 8n * PRICE);
   });
 });

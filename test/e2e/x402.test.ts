@@ -1,8 +1,8 @@
-import type { PaymentPayload } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../auth/principal.js';
 import { GatewayError } from '../../src/errors.js';
-import { executeCall } from '../../src/run/x402/call.js';
+import { execute } from '../../src/run/execute.js';
 import { DEV_KEY, startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { html, startSite } from '../helpers/site.js';
@@ -506,30 +506,27 @@ describe('x402: unknown settlement outcomes and settle-first actions', () => {
 });
 
 describe('x402 through the API the MCP door calls', () => {
-  it('[x402:official-client-pays] executeCall takes the payment as an object or a base64 string (MCP _meta) and returns the receipt', async () => {
+  it('[x402:official-client-pays] execute takes the payment as an object or a base64 string (MCP _meta) and returns the receipt', async () => {
     const payer = await fundedPayer();
     const call = (payment?: unknown) =>
-      executeCall(t.gw.run, t.gw.x402, {
-        actionId: 'platform/consult',
-        input: { intent: 'scrape https://example.com' },
-        principal: ANONYMOUS,
+      execute(t.gw.run, 'platform/consult', { intent: 'scrape https://example.com' }, ANONYMOUS, {
         payment,
         transport: 'mcp',
       });
     const unpaid = await call();
-    expect(unpaid.outcome.ok).toBe(false);
-    expect(unpaid.paymentRequired?.resource.url).toBe('mcp://tool/platform_consult');
-    const challenge = unpaid.paymentRequired as NonNullable<typeof unpaid.paymentRequired>;
+    expect(unpaid.ok).toBe(false);
+    expect(unpaid.parts?.paymentRequired?.resource.url).toBe('mcp://tool/platform_consult');
+    const challenge = unpaid.parts?.paymentRequired as PaymentRequired;
 
     const asObject = await call(await officialPayment(payer, challenge));
-    expect(asObject.outcome).toMatchObject({ ok: true, chargedCents: 1 });
-    expect(asObject.paymentResponse).toMatchObject({ success: true, network: 'eip155:8453' });
+    expect(asObject).toMatchObject({ ok: true, chargedCents: 1 });
+    expect(asObject.parts?.paymentResponse).toMatchObject({ success: true, network: 'eip155:8453' });
     const asString = await call(encodePayment(await officialPayment(payer, challenge)));
-    expect(asString.outcome).toMatchObject({ ok: true, chargedCents: 1 });
+    expect(asString).toMatchObject({ ok: true, chargedCents: 1 });
     expect(await chain.transfersFrom(payer.address)).toBe(2);
 
     const refused = await call({ x402Version: 2 });
-    expect(refused.paymentRequired?.error).toBe('invalid_payload');
-    expect(refused.outcome.ok).toBe(false);
+    expect(refused.parts?.paymentRequired?.error).toBe('invalid_payload');
+    expect(refused.ok).toBe(false);
   });
 });

@@ -11,6 +11,8 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import pino, { type Logger } from 'pino';
 import { type Address, getAddress, type Hex, toHex } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import type { Rails } from '../../src/run/rails.js';
+import type { SessionScheme, X402Rail } from '../../src/run/x402/rail.js';
 import { DEV_KEY, type TestChain } from './anvil.js';
 import type { Reply } from './gateway.js';
 
@@ -167,4 +169,9 @@ export function capturingLogger(): { log: Logger; text(): string } {
     },
   });
   return { log: pino({ level: 'debug' }, sink), text: () => lines.join('') };
+}
+
+/** The x402 rail's session scheme of a gateway (TOLLGATE_X402_SESSIONS=on), for claiming by hand. */
+export function sessionsOf(gw: { run: { rails?: Rails | undefined } }): SessionScheme | undefined {
+  return (gw.run.rails?.list.find((r) => r.names.includes('x402-session')) as X402Rail | undefined)?.sessions;
 }

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLedger } from '../../src/ledger/index.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { ownStderr, runCli, serveCli } from '../helpers/cli.js';
+import { openLedger } from '../helpers/sqlite-ledger.js';
 
 // `tollgate serve` as a new operator meets it: the first start prints the operator key once, and start-up
 // failures an operator can fix are one line, not a stack trace.

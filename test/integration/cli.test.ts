@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLedger } from '../../src/ledger/index.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { runCli } from '../helpers/cli.js';
+import { openLedger } from '../helpers/sqlite-ledger.js';
 
 // The operator CLI as docs/operator.md documents it: every command accepts --json and prints exactly one JSON object,
 // failures included.

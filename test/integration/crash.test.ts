@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../auth/api-keys.js';
-import { openLedger } from '../../src/ledger/index.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { serveCli } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startSite, type TestSite } from '../helpers/site.js';
+import { openLedger } from '../helpers/sqlite-ledger.js';
 
 // A real gateway process is killed with SIGKILL while a paid call is between hold and capture, and while
 // calls are being captured. After a restart nothing unacknowledged is charged for a call that did not finish,

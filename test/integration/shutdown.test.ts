@@ -1,5 +1,8 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startGateway } from '../helpers/gateway.js';
+import { createGateway } from '../../src/main.js';
+import { startGateway, testConfig } from '../helpers/gateway.js';
 
 describe('graceful shutdown', () => {
   it('[ops:graceful-shutdown] finishes an in-flight call, captures it, and refuses new calls meanwhile', async () => {
@@ -34,7 +37,7 @@ describe('graceful shutdown', () => {
     await closing;
     expect(reply.status).toBe(200);
     expect(reply.body.charged_cents).toBe(1);
-    const { openLedger } = await import('../../src/ledger/index.js');
+    const { openLedger } = await import('../helpers/sqlite-ledger.js');
     const { systemClock } = await import('../../src/lib/clock.js');
     const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
     expect(await ledger.balance(accountId)).toEqual({
@@ -73,7 +76,7 @@ describe('graceful shutdown', () => {
     await t.gw.close();
     await call;
     expect(sawAbort).toBe(true);
-    const { openLedger } = await import('../../src/ledger/index.js');
+    const { openLedger } = await import('../helpers/sqlite-ledger.js');
     const { systemClock } = await import('../../src/lib/clock.js');
     const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
     expect(await ledger.balance(accountId)).toEqual({
@@ -84,5 +87,21 @@ describe('graceful shutdown', () => {
     const [tx] = await ledger.transactions(accountId, 1);
     expect(tx).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
     db.close();
+  });
+
+  it('[ops:failed-start-closes] a start that fails half way closes what it had opened, so the next one starts', async () => {
+    // A key the configuration accepts but that is not a usable P-256 key: the run-path step fails, after the
+    // state (with the data dir's lock), the books and the services were opened.
+    const bad = testConfig({ TOLLGATE_RECEIPT_SIGNING_KEY: '{"kty":"EC","crv":"P-256","d":"x"}' });
+    await expect(createGateway(bad)).rejects.toThrow(/receipt signing key/);
+    // Its lock on the data dir is given back (with the databases and clients it had opened).
+    expect(existsSync(join(bad.dataDir, 'gateway.lock'))).toBe(false);
+    const gw = await createGateway(testConfig({}, bad.dataDir));
+    try {
+      expect(await gw.listen()).toMatch(/^http:/);
+    } finally {
+      await gw.close();
+      rmSync(bad.dataDir, { recursive: true, force: true });
+    }
   });
 });

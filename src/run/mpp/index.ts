@@ -1,26 +1,25 @@
 import type { Action } from '../../../catalog/index.js';
 import type { StateDb } from '../../backend.js';
 import type { MppConfig, StripeConfig, X402Config } from '../../config/index.js';
-import { GatewayError } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { centsToMicros } from '../../lib/money.js';
 import type { Outcome, RunDeps } from '../execute.js';
 import {
   MPP_CHALLENGE_META,
   MPP_CREDENTIAL_META,
-  type MppRail,
-  type RailParts,
-  type RailTransport,
+  type PaymentParts,
+  type PaymentRail,
+  present,
+  type RailPayment,
+  type RailTerms,
 } from '../rails.js';
-import { signReceipt } from '../receipts.js';
-import { mppReceiptParts } from '../standard-receipts.js';
-import { x402AccountId } from '../x402/accounts.js';
-import type { CallResult, Quote } from '../x402/gate.js';
 import { openPaymentStore } from '../x402/payment-store.js';
+import type { X402Rail } from '../x402/rail.js';
 import { Challenge, type ChallengeTerms, centsAsUsd, challengeFor, methodsFor } from './challenges.js';
-import { checkCredential, type MppRefusal, type ParsedCredential } from './credential.js';
+import { checkCredential, type ParsedCredential } from './credential.js';
 import { evmPayment } from './evm.js';
-import { payWithStripe } from './stripe-pay.js';
+import { mppPaid, mppRefused } from './paid.js';
+import { openStripe } from './stripe-pay.js';
 import { stripeSptProcessor } from './stripe-spt.js';
 
 // The Machine Payments Protocol as a payment rail (src/run/rails.ts): an anonymous paid call's 402 carries one
@@ -28,25 +27,27 @@ import { stripeSptProcessor } from './stripe-spt.js';
 // ["org.paymentauth/payment-required"]`), priced as the x402 offer; a retry with `Authorization: Payment
 // <credential>` (MCP: `_meta["org.paymentauth/credential"]`) runs the call once and pays only if it succeeded,
 // with a `Payment-Receipt` (MCP: `_meta["org.paymentauth/receipt"]`). Methods: `evm` (an EIP-3009 authorization
-// that x402's own path settles, ./evm.ts) and `stripe` (a shared payment token, ./stripe-pay.ts). Loaded by main.ts
-// only when TOLLGATE_MPP_METHODS is set.
+// that x402's own path settles, ./evm.ts) and `stripe` (a shared payment token, ./stripe-pay.ts). Loaded by the
+// composition root only when TOLLGATE_MPP_METHODS is set.
 
 export interface MppRailDeps {
   config: MppConfig;
   x402: X402Config | undefined;
+  /** The x402 rail, when x402 is on: the evm method pays through it. */
+  x402Rail: X402Rail | undefined;
   stripe: StripeConfig | undefined;
   state: StateDb;
   clock: Clock;
   publicUrl: () => string;
 }
 
-export async function createMppRail(d: MppRailDeps): Promise<MppRail> {
+export async function createMppRail(d: MppRailDeps): Promise<PaymentRail> {
   const terms: ChallengeTerms = { mpp: d.config, x402: d.x402, publicUrl: d.publicUrl };
   // The x402 payment table: one reservation per payment, shared by replicas, whichever rail presents it.
   const payments = openPaymentStore(d.state, d.clock);
   const processor = d.config.stripe && d.stripe ? await stripeSptProcessor(d.stripe) : undefined;
 
-  const challenge = (action: Action, _transport: RailTransport): RailParts | undefined => {
+  const challenge = (action: Action): PaymentParts | undefined => {
     const methods = methodsFor(terms, action);
     if (methods.length === 0) return undefined;
     const now = d.clock.now();
@@ -57,91 +58,93 @@ export async function createMppRail(d: MppRailDeps): Promise<MppRail> {
     };
   };
 
-  /** 402: the refusal in words, fresh challenges, and x402's challenge beside them when x402 is on. */
-  const refusedWith = (action: Action, quote: Quote | undefined, transport: RailTransport) => {
-    return (r: MppRefusal): CallResult => ({
-      outcome: {
-        ok: false,
-        error: new GatewayError(
-          'payment_required',
-          `The MPP payment was refused (${r.problem}): ${r.message}. Nothing was charged; answer a new challenge ` +
-            '(WWW-Authenticate: Payment).',
-          {
-            details: {
-              price_cents: action.priceCents,
-              reason: r.problem,
-              problem: `https://paymentauth.org/problems/${r.problem}`,
-            },
-          },
-        ),
-      },
-      ...(quote ? { paymentRequired: quote.challenge(r.problem) } : {}),
-      ...withParts(challenge(action, transport)),
-    });
-  };
-
   return {
-    challenge,
-    async pay({ run, action, credential, call, quote, payX402 }) {
-      const refused = refusedWith(action, quote, call.transport);
-      const checked = checkCredential(credential, action, terms);
-      if (!checked.ok) return refused(checked.refusal);
-      const c = checked.credential;
-      if (c.method === 'evm') {
-        if (!quote || !payX402) return refused({ problem: 'method-unsupported', message: 'evm needs x402' });
-        const converted = evmPayment(c, quote.offer.requirements);
-        if (!converted.ok) return refused(converted.refusal);
-        const r = await payX402(converted.payment);
-        if (!r.outcome.ok) return { ...r, ...withParts(challenge(action, call.transport)) };
-        const tx = r.paymentResponse?.transaction ?? '';
-        const payer = String(
-          (converted.payment.payload as { authorization: { from: string } }).authorization.from,
-        );
-        return paid(run, action, c, r.outcome, { method: 'evm', reference: tx, payer });
-      }
-      if (!processor) return refused({ problem: 'method-unsupported', message: 'stripe is not configured' });
-      const s = await payWithStripe(run, { processor, payments }, action, c, call, refused);
-      if (!s.result.outcome.ok || !s.reference) return s.result;
-      const payer = (await payments.get(`mpp:stripe:${String(c.payload.spt)}`))?.payer ?? 'stripe';
-      return paid(run, action, c, s.result.outcome, { method: 'stripe', reference: s.reference, payer });
+    names: ['mpp'],
+    presented: (call) => present(call.credential),
+    offer(action) {
+      const parts = challenge(action);
+      return (
+        parts && {
+          words:
+            'MPP: answer a WWW-Authenticate: Payment challenge and retry with Authorization: Payment <credential>',
+          accepts: {
+            method: 'mpp',
+            header: 'Authorization: Payment <credential>',
+            challenge: 'WWW-Authenticate',
+          },
+          parts,
+        }
+      );
     },
-    terms: (action) => declared(terms, action),
+    async open(run, call) {
+      const checked = checkCredential(call.credential, call.action, terms);
+      if (!checked.ok) return mppRefused(run, call, checked.refusal);
+      const c = checked.credential;
+      if (c.method === 'stripe') {
+        if (!processor) {
+          return mppRefused(run, call, {
+            problem: 'method-unsupported',
+            message: 'stripe is not configured',
+          });
+        }
+        return openStripe(run, { processor, payments }, c, call);
+      }
+      const x402 = d.x402Rail;
+      if (!x402) return mppRefused(run, call, { problem: 'method-unsupported', message: 'evm needs x402' });
+      const converted = evmPayment(c, x402.quote(call.action, call.transport).offer.requirements);
+      if (!converted.ok) return mppRefused(run, call, converted.refusal);
+      const payer = String(
+        (converted.payment.payload as { authorization: { from: string } }).authorization.from,
+      );
+      const paying = await x402.open(run, { ...call, payment: converted.payment });
+      return viaEvm(run, call.action.id, c, payer, paying);
+    },
+    terms: (action) => {
+      const t = declared(terms, action);
+      return t ? [t] : [];
+    },
+    security: {
+      name: 'mpp',
+      // The Payment HTTP authentication scheme (draft-httpauth-payment): challenge in WWW-Authenticate on the 402.
+      scheme: {
+        type: 'http',
+        scheme: 'Payment',
+        description:
+          'Machine Payments Protocol, no account needed: call without it to get the 402, whose WWW-Authenticate: ' +
+          'Payment challenges name the methods (evm, stripe); pay one and retry with Authorization: Payment <credential>.',
+      },
+    },
     close: async () => {},
   };
 }
 
-function withParts(parts: RailParts | undefined): Pick<CallResult, 'rail'> {
-  return parts ? { rail: parts } : {};
-}
-
-/** The paid outcome with its receipts: `Payment-Receipt`, and the tollgate receipt of the same charge (signed). */
-function paid(
+/**
+ * The evm method pays through x402's own path: its payment, recorded as MPP's too (the receipt's `mpp` claims),
+ * and answered with a Payment-Receipt whose reference is the settlement's transaction.
+ */
+function viaEvm(
   run: RunDeps,
-  action: Action,
+  action: string,
   c: ParsedCredential,
-  outcome: Extract<Outcome, { ok: true }>,
-  p: { method: 'evm' | 'stripe'; reference: string; payer: string },
-): CallResult {
-  const mpp = { method: p.method, reference: p.reference, challenge_id: c.challenge.id };
-  const jws = outcome.transactionId
-    ? signReceipt(run, {
-        transactionId: outcome.transactionId,
-        action: action.id,
-        chargedMicros: outcome.chargedMicros,
-        principal: { kind: 'x402', accountId: x402AccountId(p.payer), payer: p.payer },
-        paymentMethod: 'mpp',
-        mpp,
-        replayed: outcome.replayed,
-      })
-    : undefined;
-  const receipt = {
-    status: 'success' as const,
-    method: p.method,
-    reference: p.reference,
-    timestamp: new Date(run.clock.now()).toISOString(),
-    ...(jws ? { jws } : {}),
+  payer: string,
+  paying: RailPayment | Outcome,
+): RailPayment | Outcome {
+  const receipted = (o: Outcome, sign: boolean) => {
+    if (!o.ok) return o;
+    const reference = o.parts?.paymentResponse?.transaction ?? '';
+    return mppPaid(run, c, o, { action, method: 'evm', reference, payer }, sign);
   };
-  return { outcome: { ...outcome, receipt: jws }, rail: mppReceiptParts(receipt, c.challenge.id) };
+  if (!('finish' in paying)) return receipted(paying, true);
+  return {
+    principal: paying.principal,
+    authorize: () => paying.authorize(),
+    async collect(envelope) {
+      const meta = await paying.collect(envelope);
+      const tx = (meta.x402 as { transaction?: string } | undefined)?.transaction ?? '';
+      return { ...meta, mpp: { method: 'evm', reference: tx, challenge_id: c.challenge.id } };
+    },
+    finish: async (outcome) => receipted(await paying.finish(outcome), false),
+  };
 }
 
 function serializeChallenge(c: ReturnType<typeof challengeFor>): string {
@@ -150,7 +153,7 @@ function serializeChallenge(c: ReturnType<typeof challengeFor>): string {
 }
 
 /** What descriptors, /openapi.json and the MCP tool list declare for MPP. */
-function declared(t: ChallengeTerms, action: Action): Record<string, unknown> | undefined {
+function declared(t: ChallengeTerms, action: Action): RailTerms | undefined {
   const methods = methodsFor(t, action);
   if (methods.length === 0) return undefined;
   return {

@@ -1,17 +1,18 @@
 import type { SettleResponse } from '@x402/core/types';
-import type { Action } from '../../../catalog/index.js';
 import { GatewayError } from '../../errors.js';
 import { centsToMicros } from '../../lib/money.js';
-import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
+import type { Envelope, Failed, Outcome, RunDeps } from '../execute.js';
+import { type RailCall, type RailPayment, withParts } from '../rails.js';
 import { ensureX402Account, x402AccountId } from '../x402/accounts.js';
 import { settlementUnknown } from '../x402/gate.js';
 import type { PaymentStore } from '../x402/payment-store.js';
-import type { MppRefusal } from './credential.js';
+import type { MppRefusal, ParsedCredential } from './credential.js';
+import { mppPaid, mppRefused } from './paid.js';
 import type { SptProcessor } from './stripe-spt.js';
 
-// One MPP `stripe` credential paying for one call: the CallPayment hook execute drives. authorize() holds the
-// price on the card (a confirmed manual-capture PaymentIntent), collect() captures it once the action succeeded,
-// finish() cancels a hold that was not collected. The payment row (the x402 payment table, key
+// One MPP `stripe` credential paying for one call: the RailPayment execute drives. authorize() holds the price on
+// the card (a confirmed manual-capture PaymentIntent), collect() captures it once the action succeeded, finish()
+// cancels a hold that was not collected and adds the Payment-Receipt or the 402's challenges. The payment row (the x402 payment table, key
 // `mpp:stripe:<token>`) was reserved before, so one credential pays for at most one call, across replicas.
 //
 // The row's `receipt` records the PaymentIntent as soon as it exists (`transaction`), so a capture whose outcome
@@ -22,11 +23,9 @@ export interface StripeDeps {
   payments: PaymentStore;
 }
 
-export interface StripeCall {
-  action: Action;
+export interface StripeCredential {
   key: string;
   spt: string;
-  challengeId: string;
   /** `stripe:card:<fingerprint>`: the payer's accountless ledger account. */
   payer: string;
 }
@@ -44,33 +43,31 @@ export function stripeReceipt(pi: string, payer: string, success: boolean, reaso
   };
 }
 
-export class StripeGate implements CallPayment {
-  state: State = 'reserved';
-  refusal: MppRefusal | undefined;
-  paymentIntent: string | undefined;
+export class StripeGate implements RailPayment {
+  private state: State = 'reserved';
+  private refusal: Failed | undefined;
+  private paymentIntent: string | undefined;
+  readonly principal: RailPayment['principal'];
 
   constructor(
     private readonly run: RunDeps,
     private readonly deps: StripeDeps,
-    readonly call: StripeCall,
-  ) {}
-
-  get accountId(): string {
-    return x402AccountId(this.call.payer);
+    private readonly c: ParsedCredential,
+    private readonly rail: RailCall,
+    private readonly call: StripeCredential,
+  ) {
+    this.principal = { kind: 'x402', accountId: x402AccountId(call.payer), payer: call.payer };
   }
 
   private refuse(refusal: MppRefusal): GatewayError {
-    this.refusal = refusal;
-    return new GatewayError(
-      'payment_required',
-      `The MPP payment was refused (${refusal.problem}): ${refusal.message}. Nothing was charged; answer a new ` +
-        'challenge (WWW-Authenticate: Payment) with a new token.',
-      { details: { price_cents: this.call.action.priceCents, reason: refusal.problem } },
-    );
+    this.refusal = mppRefused(this.run, this.rail, refusal);
+    return this.refusal.error;
   }
 
   async authorize(): Promise<{ micros: number; memo: string }> {
-    const { action, spt, challengeId, key, payer } = this.call;
+    const { action } = this.rail;
+    const challengeId = this.c.challenge.id;
+    const { spt, key, payer } = this.call;
     const r = await this.deps.processor.authorize({
       spt,
       amountCents: action.priceCents,
@@ -120,7 +117,7 @@ export class StripeGate implements CallPayment {
         receipt: stripeReceipt(pi, payer, true),
       });
       this.state = 'settled';
-      return meta(pi, payer, this.call.challengeId);
+      return meta(pi, payer, this.c.challenge.id);
     }
     if (r.kind === 'unknown') {
       this.state = 'unknown';
@@ -139,30 +136,27 @@ export class StripeGate implements CallPayment {
    * After execute: a hold that was not collected is cancelled, and the credential is then spent (its token's
    * authorization is gone); a credential refused or never authorized may be presented again.
    */
-  async finish(outcome: Outcome): Promise<void> {
+  async finish(outcome: Outcome): Promise<Outcome> {
     const { key, payer } = this.call;
-    switch (this.state) {
-      case 'authorized': {
-        const pi = this.paymentIntent as string;
-        const c = await this.deps.processor.cancel(pi);
-        if (c.kind !== 'ok')
-          this.run.log.error({ key, pi, c }, 'mpp stripe: the hold could not be cancelled');
-        await this.deps.payments.transition(key, 'reserved', 'failed', {
-          receipt: stripeReceipt(pi, payer, false, 'cancelled'),
-        });
-        return;
-      }
-      case 'reserved':
-      case 'refused':
-      case 'unavailable':
-        await this.deps.payments.transition(key, 'reserved', 'released');
-        return;
-      case 'settled':
-      case 'settle_failed':
-      case 'unknown':
-        void outcome;
-        return;
+    if (this.state === 'authorized') {
+      const pi = this.paymentIntent as string;
+      const c = await this.deps.processor.cancel(pi);
+      if (c.kind !== 'ok') this.run.log.error({ key, pi, c }, 'mpp stripe: the hold could not be cancelled');
+      await this.deps.payments.transition(key, 'reserved', 'failed', {
+        receipt: stripeReceipt(pi, payer, false, 'cancelled'),
+      });
+    } else if (this.state === 'reserved' || this.state === 'refused' || this.state === 'unavailable') {
+      await this.deps.payments.transition(key, 'reserved', 'released');
     }
+    if (!outcome.ok || !this.paymentIntent) return withParts(outcome, this.refusal?.parts);
+    const action = this.rail.action.id;
+    return mppPaid(
+      this.run,
+      this.c,
+      outcome,
+      { action, method: 'stripe', reference: this.paymentIntent, payer },
+      false,
+    );
   }
 }
 

@@ -1,18 +1,17 @@
 import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/server';
-import type { Action } from '../../../catalog/index.js';
 import { GatewayError } from '../../errors.js';
 import { centsToMicros } from '../../lib/money.js';
-import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
-import { paymentRequired } from '../refusals.js';
+import type { Envelope, Failed, Outcome, RunDeps } from '../execute.js';
+import { type RailPayment, withParts } from '../rails.js';
 import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from '../x402/accounts.js';
-import { type CallResult, type Quote, settlementUnknown } from '../x402/gate.js';
+import { type Quote, refused, settlementUnknown } from '../x402/gate.js';
 import type { VoucherDesk, VoucherPayload } from './vouchers.js';
 
 // One session payment (a voucher, or the deposit that opens a channel with the first voucher) paying for one call:
-// the CallPayment hook execute drives, on the official batch-settlement scheme run by x402ResourceServer (its
+// the RailPayment execute drives, on the official batch-settlement scheme run by x402ResourceServer (its
 // hooks do the work: the channel record is the scheme's, kept by ./channel-store.ts).
 //
 //   authorize = verifyPayment: the voucher's cumulative amount must be the channel's charged total plus this price;
@@ -44,9 +43,10 @@ type State =
   | 'settle_failed'
   | 'unknown';
 
-export class SessionGate implements CallPayment {
+export class SessionGate implements RailPayment {
   private state: State = 'reserved';
-  private reason: string | undefined;
+  private refusal: Failed | undefined;
+  readonly principal: RailPayment['principal'];
   private receipt: SettleResponse | undefined;
   /** Set when the voucher went through the fast path: its reservation on the channel. */
   private reservation: { channelId: string; pendingId: string } | undefined;
@@ -54,26 +54,20 @@ export class SessionGate implements CallPayment {
   constructor(
     private readonly run: RunDeps,
     private readonly server: SessionServer,
-    private readonly action: Action,
+    private readonly quote: Quote,
     private readonly payload: PaymentPayload,
     private readonly requirements: PaymentRequirements,
     readonly payer: string,
     readonly channelId: string,
     /** `voucher` for the fast path; a deposit (or a voucher the fast path hands over) goes to the scheme. */
     private readonly type: 'deposit' | 'voucher' | 'refund',
-  ) {}
-
-  get accountId(): string {
-    return x402AccountId(this.payer);
+  ) {
+    this.principal = { kind: 'x402', accountId: x402AccountId(payer), payer };
   }
 
-  private refusal(reason: string, message: string): GatewayError {
-    this.reason = reason;
-    return paymentRequired(this.action, {
-      enabled: true,
-      accepts: [this.requirements],
-      refused: { reason, message },
-    });
+  private refuse(reason: string, message: string): GatewayError {
+    this.refusal = refused(this.run, this.quote, { reason, message });
+    return this.refusal.error;
   }
 
   async authorize(): Promise<{ micros: number; memo: string }> {
@@ -90,7 +84,7 @@ export class SessionGate implements CallPayment {
       if (r.kind === 'busy') return this.busy();
       if (r.kind === 'refused') {
         this.state = 'refused';
-        throw this.refusal(r.reason, 'the session voucher was refused');
+        throw this.refuse(r.reason, 'the session voucher was refused');
       }
     }
     let v: Awaited<ReturnType<x402ResourceServer['verifyPayment']>>;
@@ -109,7 +103,7 @@ export class SessionGate implements CallPayment {
       const reason = v.invalidReason ?? 'invalid_payment';
       if (reason === CHANNEL_BUSY) return this.busy();
       this.state = 'refused';
-      throw this.refusal(reason, v.invalidMessage ?? 'the session payment was refused');
+      throw this.refuse(reason, v.invalidMessage ?? 'the session payment was refused');
     }
     return this.verified();
   }
@@ -124,13 +118,13 @@ export class SessionGate implements CallPayment {
   }
 
   private async verified(): Promise<{ micros: number; memo: string }> {
-    if (!this.server.accounts.has(this.accountId)) {
+    if (!this.server.accounts.has(this.principal.accountId)) {
       await ensureX402Account(this.run.ledger, this.payer);
-      this.server.accounts.add(this.accountId);
+      this.server.accounts.add(this.principal.accountId);
     }
     this.state = 'verified';
     return {
-      micros: centsToMicros(this.action.priceCents),
+      micros: centsToMicros(this.quote.action.priceCents),
       memo: `x402 session payment on channel ${this.channelId} by ${this.payer} (verified; committed on success)`,
     };
   }
@@ -146,7 +140,7 @@ export class SessionGate implements CallPayment {
       );
       if (c.kind === 'refused') {
         this.state = 'settle_failed';
-        throw this.refusal(c.reason, 'the session payment could not be committed, so the result is withheld');
+        throw this.refuse(c.reason, 'the session payment could not be committed, so the result is withheld');
       }
       s = c.response;
       this.receipt = s;
@@ -159,7 +153,7 @@ export class SessionGate implements CallPayment {
       const reason = (e as { errorReason?: unknown }).errorReason;
       if (typeof reason === 'string') {
         this.state = 'settle_failed';
-        throw this.refusal(reason, 'the session payment could not be committed, so the result is withheld');
+        throw this.refuse(reason, 'the session payment could not be committed, so the result is withheld');
       }
       // A deposit whose transaction may have gone out: the escrow is the payer's (refundable), never our charge.
       this.state = 'unknown';
@@ -169,7 +163,7 @@ export class SessionGate implements CallPayment {
     this.receipt = s;
     if (!s.success) {
       this.state = 'settle_failed';
-      throw this.refusal(s.errorReason ?? 'settlement_failed', 'the session payment could not be committed');
+      throw this.refuse(s.errorReason ?? 'settlement_failed', 'the session payment could not be committed');
     }
     this.state = 'settled';
     return this.meta(s);
@@ -192,7 +186,7 @@ export class SessionGate implements CallPayment {
   }
 
   /** After execute: release what was not collected; a refusal carries the (corrective) challenge. */
-  async finish(outcome: Outcome, quote: Quote): Promise<CallResult> {
+  async finish(outcome: Outcome): Promise<Outcome> {
     switch (this.state) {
       case 'verified':
       case 'settle_failed':
@@ -205,20 +199,22 @@ export class SessionGate implements CallPayment {
     }
     if (this.state === 'settled' && this.receipt) {
       // The x402 offer-and-receipt extension's signed receipt (../standard-receipts.ts).
-      return { outcome, paymentResponse: withOfferReceipt(this.run, this.receipt, quote.resource.url) };
+      const paymentResponse = withOfferReceipt(this.run, this.receipt, this.quote.resource.url);
+      return withParts(outcome, { paymentResponse });
     }
-    if (this.state === 'settled') return { outcome };
-    if (this.state !== 'refused' && this.state !== 'settle_failed') return { outcome };
-    return { outcome, paymentRequired: await this.correctiveChallenge(quote) };
+    if (!this.refusal || (this.state !== 'refused' && this.state !== 'settle_failed')) return outcome;
+    return withParts(withParts(outcome, this.refusal.parts), {
+      paymentRequired: await this.correctiveChallenge(),
+    });
   }
 
   /**
    * The challenge again, with the channel's state when the payer's cumulative amount was not the gateway's (the
    * scheme's corrective 402: the payer checks the last voucher it signed and resynchronizes).
    */
-  private async correctiveChallenge(quote: Quote) {
-    const reason = this.reason ?? 'invalid_payment';
-    const base = quote.challenge(reason);
+  private async correctiveChallenge() {
+    const reason = this.refusal?.error.details?.reason;
+    const base = this.quote.challenge(String(reason ?? 'invalid_payment'));
     // Copies: the enrichment writes into the accepts, which are the cached requirements of every challenge.
     const pr = { ...base, accepts: base.accepts.map((a) => ({ ...a, extra: { ...a.extra } })) };
     if (reason === CUMULATIVE_MISMATCH) {

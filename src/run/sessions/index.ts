@@ -6,19 +6,21 @@ import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
 import type { StateDb } from '../../backend.js';
 import type { X402SessionConfig } from '../../config/index.js';
+import { exclusively } from '../../db/open.js';
 import type { Clock } from '../../lib/clock.js';
 import { centsToMicros } from '../../lib/money.js';
-import { execute } from '../execute.js';
-import type { SessionRail } from '../rails.js';
+import type { Outcome, RunDeps } from '../execute.js';
+import { withParts } from '../rails.js';
 import type { BuiltinFacilitatorCore } from '../x402/facilitator-builtin.js';
-import { type CallResult, type Quote, refusedResult, type X402Deps } from '../x402/gate.js';
+import { type Quote, refused, type X402Deps } from '../x402/gate.js';
+import type { SessionScheme } from '../x402/rail.js';
 import { offerFor } from '../x402/requirements.js';
 import { openChannelStore } from './channel-store.js';
 import { SessionGate, type SessionServer } from './gate.js';
 import { decodeSessionPayment } from './payload.js';
 import { voucherDesk } from './vouchers.js';
 
-// x402 sessions as a payment rail (../rails.ts): the `batch-settlement` scheme of @x402/evm. A payer deposits once
+// x402 sessions, offered by the x402 rail (../x402/rail.ts): the `batch-settlement` scheme of @x402/evm. A payer deposits once
 // into an on-chain channel (with its first call) and pays every call with a signed cumulative voucher, checked
 // locally; the gateway claims the vouchers on chain in batches and sweeps the claimed funds to its pay-to address
 // (claimAndSettle, on a timer, one replica at a time). Offered beside `exact` in the same x402 challenge; loaded by
@@ -37,7 +39,7 @@ export interface SessionRailDeps {
 /** An arbitrary constant: the advisory lock that lets one replica at a time claim and settle. */
 const CLAIM_LOCK = 0x7011_5e55;
 
-export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail> {
+export async function createSessionRail(d: SessionRailDeps): Promise<SessionScheme> {
   const cfg = d.x402.config;
   const network = cfg.network as Network;
   const store = openChannelStore(d.state, d.clock);
@@ -116,13 +118,14 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
    * vouchers are claimed; no action runs and nothing is charged. The scheme and the facilitator do it on chain.
    */
   const refund = async (
+    run: RunDeps,
     payload: PaymentPayload,
     req: PaymentRequirements,
     quote: Quote,
-  ): Promise<CallResult> => {
+  ): Promise<Outcome> => {
     const v = await rs.verifyPayment(payload, req).catch(() => undefined);
     if (!v?.isValid) {
-      return refusedResult(quote, {
+      return refused(run, quote, {
         reason: v?.invalidReason ?? 'refund_unavailable',
         message: 'the refund could not be verified',
       });
@@ -135,28 +138,20 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
     }
     if (!s?.success) {
       await scheme.clearPendingRequest(payload);
-      return refusedResult(quote, {
+      return refused(run, quote, {
         reason: s?.errorReason ?? 'refund_failed',
         message: 'the refund could not be made; the channel is unchanged',
       });
     }
     const data = { refunded: s.amount, transaction: s.transaction };
-    return {
-      outcome: {
-        ok: true,
-        data,
-        chargedCents: 0,
-        chargedMicros: 0,
-        transactionId: undefined,
-        replayed: false,
-      },
-      paymentResponse: s,
-    };
+    const o = { ok: true as const, data, chargedCents: 0, chargedMicros: 0, transactionId: undefined };
+    return withParts({ ...o, replayed: false }, { paymentResponse: s });
   };
 
   let claiming: Promise<{ claimed: number; transactions: string[] }> | undefined;
   const claimAndSettle = () => {
-    claiming ??= exclusive(d.state, async () => {
+    // One replica at a time; another that is claiming already makes this round a no-op.
+    const claimedNow = async () => {
       const claims = await manager.claim();
       const transactions = claims.map((c) => c.transaction);
       try {
@@ -168,9 +163,12 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
       const claimed = claims.reduce((n, c) => n + c.vouchers, 0);
       if (claimed > 0) d.log.info({ claimed, transactions }, 'x402 sessions: vouchers claimed and settled');
       return { claimed, transactions };
-    }).finally(() => {
-      claiming = undefined;
-    });
+    };
+    claiming ??= exclusively(d.state.stores, CLAIM_LOCK, claimedNow)
+      .then((r) => r ?? { claimed: 0, transactions: [] })
+      .finally(() => {
+        claiming = undefined;
+      });
     return claiming;
   };
   const timer = setInterval(() => {
@@ -185,27 +183,29 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
   return {
     requirements,
     accepts: (payment) => decodeSessionPayment(payment) !== undefined,
-    async pay({ run, quote, payment, call }) {
+    async open(run, quote, payment) {
       const decoded = decodeSessionPayment(payment);
       const wanted = requirements(quote.action);
       if (!decoded || !wanted) {
-        return refusedResult(quote, {
+        return refused(run, quote, {
           reason: 'invalid_payload',
           message: 'sessions are not available right now',
         });
       }
       const a = decoded.payload.accepted;
       if (a.network !== wanted.network || a.amount !== wanted.amount || !sameAddress(a.asset, wanted.asset)) {
-        return refusedResult(quote, {
+        return refused(run, quote, {
           reason: 'invalid_payload',
           message: `the session payment does not accept this action's terms (${wanted.amount} of ${wanted.asset})`,
         });
       }
-      if (decoded.type === 'refund') return refund({ ...decoded.payload } as PaymentPayload, wanted, quote);
-      const gate = new SessionGate(
+      if (decoded.type === 'refund')
+        return refund(run, { ...decoded.payload } as PaymentPayload, wanted, quote);
+      // The voucher's cumulative amount is the call's idempotency.
+      return new SessionGate(
         run,
         server,
-        quote.action,
+        quote,
         // A copy per call: the scheme keys its per-request state by the payload object, and one header decodes to
         // one (memoized) object however many calls present it at once.
         { ...decoded.payload } as PaymentPayload,
@@ -214,15 +214,6 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
         decoded.channelId,
         decoded.type,
       );
-      // The voucher's cumulative amount is the call's idempotency: an Idempotency-Key header is not used.
-      const outcome = await execute(
-        run,
-        quote.action.id,
-        call.input,
-        { kind: 'x402', accountId: gate.accountId, payer: gate.payer },
-        { ...call.opts, idempotencyKey: undefined, payment: gate },
-      );
-      return gate.finish(outcome, quote);
     },
     terms(action) {
       const r = requirements(action);
@@ -252,24 +243,4 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionRail
 
 function sameAddress(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
-}
-
-/** Runs `fn` in one replica at a time (PostgreSQL: a session advisory lock; SQLite: one process already). */
-async function exclusive<T extends { claimed: number; transactions: string[] }>(
-  state: StateDb,
-  fn: () => Promise<T>,
-): Promise<T | { claimed: 0; transactions: [] }> {
-  if (state.kind === 'sqlite') return fn();
-  const c = await state.pool.connect();
-  try {
-    const got = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [CLAIM_LOCK]);
-    if (!got.rows[0]?.ok) return { claimed: 0, transactions: [] };
-    try {
-      return await fn();
-    } finally {
-      await c.query('SELECT pg_advisory_unlock($1)', [CLAIM_LOCK]);
-    }
-  } finally {
-    c.release();
-  }
 }

@@ -1,4 +1,4 @@
-import { MAX_PAYMENT_BYTES } from '../x402/codec.js';
+import { paymentJson } from '../x402/codec.js';
 
 // A session payment as it arrives (the PAYMENT-SIGNATURE header: base64 JSON; MCP `_meta["x402/payment"]`: the
 // object or its base64 form): an x402 v2 PaymentPayload whose accepted scheme is `batch-settlement`. Only the
@@ -18,7 +18,6 @@ export interface SessionPayment {
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The last header decoded: the entry asks whether it is a session payment, then the rail decodes it again. */
 let last: { raw: string; decoded: SessionPayment | undefined } | undefined;
@@ -34,18 +33,9 @@ export function decodeSessionPayment(raw: unknown): SessionPayment | undefined {
 }
 
 function decode(raw: unknown): SessionPayment | undefined {
-  let json: unknown = raw;
-  if (typeof raw === 'string') {
-    const s = raw.trim();
-    if (s.length === 0 || s.length > MAX_PAYMENT_BYTES * 2 || !BASE64.test(s)) return undefined;
-    try {
-      json = JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
-    } catch {
-      return undefined;
-    }
-  } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    return undefined;
-  }
+  const read = paymentJson(raw);
+  if (!read.ok) return undefined;
+  const json = read.json;
   const p = json as SessionPayment['payload'];
   const inner = p?.payload as
     | { type?: unknown; channelConfig?: { payer?: unknown }; voucher?: { channelId?: unknown } }

@@ -62,34 +62,44 @@ export interface DecodedPayment {
 export type DecodeResult = { ok: true; payment: DecodedPayment } | { ok: false; message: string };
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const NOT_BASE64 = { ok: false as const, message: 'the payment is not base64-encoded JSON' };
+
+/** The JSON of a payment as it arrives: a header's base64, or MCP `_meta`'s object (or its base64 form). */
+export function paymentJson(raw: unknown): { ok: true; json: unknown } | { ok: false; message: string } {
+  if (typeof raw === 'string') {
+    const s = raw.trim();
+    if (s.length === 0 || s.length > MAX_PAYMENT_BYTES * 2 || !BASE64.test(s)) return NOT_BASE64;
+    try {
+      return { ok: true, json: JSON.parse(Buffer.from(s, 'base64').toString('utf8')) };
+    } catch {
+      return NOT_BASE64;
+    }
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return { ok: false, message: 'the payment must be an x402 PaymentPayload object or its base64 form' };
+  }
+  if (JSON.stringify(raw).length > MAX_PAYMENT_BYTES)
+    return { ok: false, message: 'the payment is too large' };
+  return { ok: true, json: raw };
+}
+
+/** Why a payment's JSON is not the scheme's payload, at its first problem. */
+export function notThe(what: string, error: z.ZodError): { ok: false; message: string } {
+  const first = error.issues[0];
+  const where = first && first.path.length > 0 ? ` at ${first.path.join('.')}` : '';
+  return {
+    ok: false,
+    message: `the payment is not an x402 v2 ${what} (${first?.message ?? 'invalid'}${where})`,
+  };
+}
 
 /** Decodes a payment from a header value or an MCP `_meta` value (object or base64 string). */
 export function decodePayment(raw: unknown): DecodeResult {
-  let json: unknown = raw;
-  if (typeof raw === 'string') {
-    const s = raw.trim();
-    if (s.length === 0 || s.length > MAX_PAYMENT_BYTES * 2 || !BASE64.test(s)) {
-      return { ok: false, message: 'the payment is not base64-encoded JSON' };
-    }
-    try {
-      json = JSON.parse(Buffer.from(s, 'base64').toString('utf8'));
-    } catch {
-      return { ok: false, message: 'the payment is not base64-encoded JSON' };
-    }
-  } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    return { ok: false, message: 'the payment must be an x402 PaymentPayload object or its base64 form' };
-  } else if (JSON.stringify(raw).length > MAX_PAYMENT_BYTES) {
-    return { ok: false, message: 'the payment is too large' };
-  }
+  const read = paymentJson(raw);
+  if (!read.ok) return read;
+  const json = read.json;
   const parsed = paymentSchema.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first && first.path.length > 0 ? ` at ${first.path.join('.')}` : '';
-    return {
-      ok: false,
-      message: `the payment is not an x402 v2 "exact" EVM payment (${first?.message ?? 'invalid'}${where})`,
-    };
-  }
+  if (!parsed.success) return notThe('"exact" EVM payment', parsed.error);
   const p = parsed.data;
   const accepted = { ...p.accepted, network: p.accepted.network as PaymentRequirements['network'] };
   return {

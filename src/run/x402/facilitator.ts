@@ -6,6 +6,8 @@ import type {
   SupportedResponse,
   VerifyResponse,
 } from '@x402/core/types';
+import type { Logger } from 'pino';
+import { GatewayError } from '../../errors.js';
 
 // The two questions we ask a facilitator, with every answer sorted into what the call path must do. The raw
 // clients (remote over HTTP, or the built-in one on our own RPC) only speak the x402 wire; this is where an
@@ -126,4 +128,15 @@ export function classifyingFacilitator(
     client,
     close,
   };
+}
+
+/** The facilitator could not answer a verify: logged, and the caller told to retry with the same payment. */
+export function verifyUnavailable(log: Pick<Logger, 'warn'>, cause: unknown): GatewayError {
+  log.warn({ cause: causeForLog(cause) }, 'x402 facilitator verify failed');
+  return new GatewayError(
+    'upstream_unavailable',
+    'The x402 facilitator could not verify the payment right now. It was not used and nothing was charged; ' +
+      'retry with the same payment.',
+    { retryAfterSeconds: 2 },
+  );
 }

@@ -9,19 +9,18 @@ import { getAddress } from 'viem';
 import type { Action } from '../../../catalog/index.js';
 import type { X402Config } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
-import type { CallPayment, Envelope, Outcome, RunDeps } from '../execute.js';
-import type { RailParts } from '../rails.js';
-import { paymentRequired } from '../refusals.js';
+import type { Envelope, Failed, Outcome, RunDeps } from '../execute.js';
+import { NO_RAILS, type RailPayment, type Transport, withParts } from '../rails.js';
 import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
 import type { DecodedPayment } from './codec.js';
-import { causeForLog, type Facilitator } from './facilitator.js';
+import { causeForLog, type Facilitator, verifyUnavailable } from './facilitator.js';
 import type { Refusal } from './local-check.js';
 import type { PaymentStore } from './payment-store.js';
 import type { Offer } from './requirements.js';
 
-// One reserved x402 payment paying for one call: the CallPayment hook that execute drives (authorize before
-// the hold, collect after the handler succeeded), and what the doors get back once execute is done.
+// One reserved x402 payment paying for one call: the RailPayment that execute drives (authorize before the hold,
+// collect after the handler succeeded, finish with the outcome: the payment record's fate and the door's parts).
 //
 // Money rule: settle only after success (unless the action settles first, by configuration), never settle
 // twice, and never ask for a second payment when the outcome of a settlement is unknown.
@@ -32,19 +31,9 @@ export interface X402Deps {
   payments: PaymentStore;
 }
 
-/** What a door does with a call: the outcome, plus the x402 challenge and/or receipt to send with it. */
-export interface CallResult {
-  outcome: Outcome;
-  /** x402 challenge: HTTP 402 with PAYMENT-REQUIRED (body mirrors it); MCP an isError result carrying it. */
-  paymentRequired?: PaymentRequired;
-  /** Settlement receipt: HTTP PAYMENT-RESPONSE; MCP `_meta["x402/payment-response"]`. */
-  paymentResponse?: SettleResponse;
-  /** What another rail adds (MPP challenges and receipts: headers over HTTP, `_meta` over MCP; ../rails.ts). */
-  rail?: RailParts;
-}
-
 export interface Quote {
   action: Action;
+  transport: Transport;
   offer: Offer;
   /** What the payment pays for (`resource` of the challenge): the action's URL, or `mcp://tool/{name}`. */
   resource: ResourceInfo;
@@ -62,18 +51,10 @@ type State =
   | 'settle_failed'
   | 'unknown';
 
-export function refusedResult(quote: Quote, refusal: Refusal, receipt?: SettleResponse): CallResult {
-  const error = paymentRequired(quote.action, {
-    enabled: true,
-    accepts: [quote.offer.requirements],
-    refused: refusal,
-  });
-  const result: CallResult = {
-    outcome: { ok: false, error },
-    paymentRequired: quote.challenge(refusal.reason),
-  };
-  if (receipt) result.paymentResponse = receipt;
-  return result;
+/** The one 402 (../rails.ts) for a refused x402 payment, with its failed settlement's receipt if there is one. */
+export function refused(run: RunDeps, quote: Quote, refusal: Refusal, receipt?: SettleResponse): Failed {
+  const r = (run.rails ?? NO_RAILS).refusal(quote.action, quote.transport, { rail: 'x402', ...refusal });
+  return receipt ? withParts(r, { paymentResponse: receipt }) : r;
 }
 
 export function settlementUnknown(transaction: string | undefined): GatewayError {
@@ -100,10 +81,11 @@ export function receiptMeta(payment: DecodedPayment, offer: Offer, receipt: Sett
   };
 }
 
-export class X402Gate implements CallPayment {
+export class X402Gate implements RailPayment {
   private state: State = 'reserved';
   private receipt: SettleResponse | undefined;
-  private refusal: Refusal | undefined;
+  private refusal: Failed | undefined;
+  readonly principal: RailPayment['principal'];
 
   constructor(
     private readonly run: RunDeps,
@@ -114,6 +96,8 @@ export class X402Gate implements CallPayment {
     /** A settlement already confirmed before the call (a resumed upfront payment). */
     prepaid?: SettleResponse,
   ) {
+    const payer = getAddress(payment.authorization.from);
+    this.principal = { kind: 'x402', accountId: x402AccountId(payer), payer };
     if (prepaid) {
       this.state = 'prepaid';
       this.receipt = prepaid;
@@ -122,20 +106,12 @@ export class X402Gate implements CallPayment {
 
   /** Checksummed, whatever case the payer wrote it in. */
   get payer(): string {
-    return getAddress(this.payment.authorization.from);
-  }
-
-  get accountId(): string {
-    return x402AccountId(this.payer);
+    return this.principal.payer;
   }
 
   private refuse(refusal: Refusal): GatewayError {
-    this.refusal = refusal;
-    return paymentRequired(this.quote.action, {
-      enabled: true,
-      accepts: [this.quote.offer.requirements],
-      refused: refusal,
-    });
+    this.refusal = refused(this.run, this.quote, refusal);
+    return this.refusal.error;
   }
 
   async authorize(): Promise<{ micros: number; memo: string } | undefined> {
@@ -148,13 +124,7 @@ export class X402Gate implements CallPayment {
     }
     if (v.kind === 'unavailable') {
       this.state = 'unavailable';
-      this.run.log.warn({ cause: causeForLog(v.cause) }, 'x402 facilitator verify failed');
-      throw new GatewayError(
-        'upstream_unavailable',
-        'The x402 facilitator could not verify the payment right now. It was not used and nothing was charged; ' +
-          'retry with the same payment.',
-        { retryAfterSeconds: 2 },
-      );
+      throw verifyUnavailable(this.run.log, v.cause);
     }
     await ensureX402Account(this.run.ledger, this.payer);
     this.state = 'verified';
@@ -232,54 +202,49 @@ export class X402Gate implements CallPayment {
     }
   }
 
-  /** After execute: settle the payment record's fate from how far the call got, and build the door's result. */
-  async finish(outcome: Outcome): Promise<CallResult> {
+  /** After execute: settle the payment record's fate from how far the call got, and add the door's parts. */
+  async finish(outcome: Outcome): Promise<Outcome> {
+    const receipt = this.receipt && { paymentResponse: this.receipt };
     switch (this.state) {
       case 'reserved':
       case 'unavailable':
       case 'verified':
+      case 'refused':
         // Nothing was collected (refused before running, facilitator down, or the action failed): the payment
         // is unused and may be presented again.
         await this.x402.payments.transition(this.key, 'reserved', 'released');
-        return { outcome };
-      case 'refused':
-        await this.x402.payments.transition(this.key, 'reserved', 'released');
-        return { outcome, paymentRequired: this.quote.challenge(this.refusal?.reason ?? 'invalid_payment') };
+        return withParts(outcome, this.refusal?.parts);
       case 'settle_failed':
-        return {
-          outcome,
-          paymentRequired: this.quote.challenge(this.refusal?.reason ?? 'settlement_failed'),
-          ...(this.receipt ? { paymentResponse: this.receipt } : {}),
-        };
+        return withParts(withParts(outcome, this.refusal?.parts), receipt);
       case 'unknown':
-        return { outcome };
+        return outcome;
       case 'settled':
-        return { outcome, ...(this.receipt ? { paymentResponse: this.receipt } : {}) };
+        return withParts(outcome, receipt);
       case 'prepaid':
-        return this.prepaidButFailed(outcome);
+        return outcome.ok ? withParts(outcome, receipt) : this.prepaidButFailed(outcome);
     }
   }
 
   /** Settled before running, then the action failed: the money stays on the payer's account as a refund owed. */
-  private async prepaidButFailed(outcome: Outcome): Promise<CallResult> {
+  private async prepaidButFailed(outcome: Failed): Promise<Outcome> {
     const receipt = this.receipt as SettleResponse;
-    if (outcome.ok) return { outcome, paymentResponse: receipt }; // collect() marks success; not reached
     await this.x402.payments.transition(this.key, 'settling', 'failed', { receipt });
+    const { accountId } = this.principal;
     this.run.log.error(
-      { account: this.accountId, transaction: receipt.transaction, code: outcome.error.code },
+      { account: accountId, transaction: receipt.transaction, code: outcome.error.code },
       'x402 payment settled before an action that failed: refund owed',
     );
     const e = outcome.error;
     const error = new GatewayError(
       e.code,
       `${e.message} Your x402 payment was settled before the action ran (transaction ${receipt.transaction}); ` +
-        `it is recorded as a refund owed on account ${this.accountId}.`,
+        `it is recorded as a refund owed on account ${accountId}.`,
       {
-        details: { ...e.details, refund_owed_account: this.accountId, transaction: receipt.transaction },
+        details: { ...e.details, refund_owed_account: accountId, transaction: receipt.transaction },
         ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
       },
     );
-    return { outcome: { ...outcome, error }, paymentResponse: receipt };
+    return { ...outcome, error, parts: { paymentResponse: receipt } };
   }
 }
 
@@ -294,7 +259,7 @@ export type SettleStep =
  * Settles a payment and records its fate in the payment store: the one place where a settlement's outcomes
  * (settled, failed, unknown) are told apart. The row moves `from` → settling → settled | failed | unknown;
  * with `markSettled: false` a settled row stays `settling` for the caller to finish (with the result it
- * delivers). An unknown outcome is never retried here: the payer's retry resumes it (x402/call.ts).
+ * delivers). An unknown outcome is never retried here: the payer's retry resumes it (./pay.ts).
  */
 export async function settlePayment(
   run: RunDeps,

@@ -3,20 +3,13 @@ import type { X402Config } from '../../config/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { instrumentFacilitator } from '../../ops/instrument.js';
 import type { Telemetry } from '../../ops/telemetry.js';
-import type { Facilitator } from './facilitator.js';
 import { builtinFacilitator } from './facilitator-builtin.js';
 import { remoteFacilitator } from './facilitator-remote.js';
-import type { PaymentStore } from './payment-store.js';
+import type { X402Deps } from './gate.js';
 import { openPaymentStore } from './payment-store.js';
 
 // x402 for the composition root: the facilitator the configuration names (remote, or built in on our own
 // RPC and key) and the payment store in the gateway database.
-
-export interface X402Payments {
-  config: X402Config;
-  facilitator: Facilitator;
-  payments: PaymentStore;
-}
 
 export function createX402Payments(
   config: X402Config,
@@ -24,7 +17,7 @@ export function createX402Payments(
   clock: Clock,
   /** When on, the facilitator's verify and settle are measured. */
   telemetry?: Telemetry,
-): X402Payments {
+): X402Deps {
   const f = config.facilitator;
   const facilitator =
     f.kind === 'remote'

@@ -3,7 +3,7 @@ import { getAddress } from 'viem';
 import { GatewayError } from '../../errors.js';
 import type { LedgerRecords } from '../../ledger/types.js';
 import { formatUsd } from '../../lib/money.js';
-import type { X402Deps } from './call.js';
+import type { X402Deps } from './gate.js';
 import type { Refusal } from './local-check.js';
 import type { UptoOffer, UptoPayment } from './upto.js';
 

@@ -8,7 +8,7 @@ import { formatUsd } from '../../lib/money.js';
 import type { Lifecycle } from '../lifecycle.js';
 import type { ReceiptSigner } from '../receipts.js';
 import { ensureX402Account, x402AccountId } from './accounts.js';
-import { causeForLog } from './facilitator.js';
+import { causeForLog, verifyUnavailable } from './facilitator.js';
 import { settlementUnknown } from './gate.js';
 import { presentedAgain } from './metered-again.js';
 import {
@@ -155,13 +155,7 @@ export class MeteredPayment {
       throw new MeteredRefusal(r);
     }
     if (v.kind === 'unavailable') {
-      this.log.warn({ cause: causeForLog(v.cause) }, 'x402 facilitator verify failed (upto)');
-      throw new GatewayError(
-        'upstream_unavailable',
-        'The x402 facilitator could not verify the payment right now. It was not used and nothing was charged; ' +
-          'retry with the same payment.',
-        { retryAfterSeconds: 2 },
-      );
+      throw verifyUnavailable(this.log, v.cause);
     }
     await ensureX402Account(this.m.ledger, this.payer);
     this.state = 'verified';

@@ -3,7 +3,7 @@ import { deepEqual } from '@x402/core/utils';
 import { getAddress, recoverTypedDataAddress } from 'viem';
 import { z } from 'zod';
 import type { X402Config } from '../../config/index.js';
-import { MAX_PAYMENT_BYTES } from './codec.js';
+import { notThe, paymentJson } from './codec.js';
 import { type Refusal, refuse } from './local-check.js';
 import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js';
 
@@ -73,25 +73,11 @@ export type UptoPayment = z.output<typeof uptoSchema> & { wire: Record<string, u
 export function decodeUpto(
   raw: unknown,
 ): { ok: true; payment: UptoPayment } | { ok: false; message: string } {
-  if (typeof raw !== 'string' || raw.length > MAX_PAYMENT_BYTES * 2 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
-    return { ok: false, message: 'the payment is not base64-encoded JSON' };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
-  } catch {
-    return { ok: false, message: 'the payment is not base64-encoded JSON' };
-  }
-  const parsed = uptoSchema.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first && first.path.length > 0 ? ` at ${first.path.join('.')}` : '';
-    return {
-      ok: false,
-      message: `the payment is not an x402 v2 "upto" Permit2 payment (${first?.message ?? 'invalid'}${where})`,
-    };
-  }
-  return { ok: true, payment: { ...parsed.data, wire: json as Record<string, unknown> } };
+  const read = paymentJson(raw);
+  if (!read.ok) return read;
+  const parsed = uptoSchema.safeParse(read.json);
+  if (!parsed.success) return notThe('"upto" Permit2 payment', parsed.error);
+  return { ok: true, payment: { ...parsed.data, wire: read.json as Record<string, unknown> } };
 }
 
 export interface UptoOffer {
