@@ -18,6 +18,7 @@ import { formatUsd } from '../lib/money.js';
 import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import type { DatabaseHealth } from './db-health.js';
 import { holdRefusal } from './refusals.js';
+import { capsOf, type DoorCap, refuseHold } from './spend-limits.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
@@ -35,7 +36,8 @@ import { holdRefusal } from './refusals.js';
 // Flat-price actions (execute), metered model calls (src/llm), x402 payments (src/run/x402) and the
 // operator's CLI all drive it, so the rules below hold for every door and every way of paying:
 // - the price is reserved before the work runs, in one serialized write with the funds check, the idempotency
-//   claim and any daily cap, and the caller is told plainly why when it cannot be;
+//   claim and the caps (a door's, an API key's, an OAuth app's), and the caller is told plainly why when it
+//   cannot be;
 // - a hold resolves exactly once, posting at most its amount;
 // - a capture that finds its hold already resolved (swept after expiry) delivers the result uncharged:
 //   under-billing is the safe direction, and it is logged as an error.
@@ -78,11 +80,11 @@ export interface HoldSpec {
   timeoutMs: number;
   idempotency?: { key: string; fingerprint: string } | undefined;
   /**
-   * A per-UTC-day cap of the door, checked with the hold (the model router's inference cap; `name` starts the
-   * refusal: "Daily inference cap"). Without one, an OAuth client's own daily limit (chosen by the account
-   * owner at consent) applies.
+   * A per-UTC-day cap of the door on the whole account, checked with the hold (the model router's inference cap;
+   * `name` starts the refusal: "Daily inference cap"). The caller's own limits (an API key's, an OAuth app's)
+   * apply besides it.
    */
-  doorCap?: { limitMicros: number; name: string } | undefined;
+  doorCap?: DoorCap | undefined;
   /** Money that comes with the call (a verified x402 payment): credited with the hold, reversed if unused. */
   funding?: { micros: number; memo: string } | undefined;
   meta?: Record<string, unknown> | undefined;
@@ -271,12 +273,14 @@ export class Lifecycle {
   async hold(spec: HoldSpec): Promise<HoldOutcome> {
     const { principal } = spec;
     const holdMicros = spec.holdMicros ?? spec.priceMicros;
-    const cap = spec.doorCap
-      ? { limitMicros: spec.doorCap.limitMicros }
-      : principal.kind === 'oauth' && principal.dailyLimitMicros !== undefined
-        ? // Kept per (account, client): the scope keeps its own counter inside the account's.
-          { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
-        : undefined;
+    // The caller's maximum per call first (no ledger write for a call that can never run), then every cap with
+    // the hold: the door's, the key's day and month, the app's day (./spend-limits.ts).
+    try {
+      refuseHold(principal, spec.action, holdMicros, spec.holdNote);
+    } catch (e) {
+      this.deps.telemetry?.metrics.holdRefused('call_limit_exceeded', capScopeOf(e));
+      throw e;
+    }
     const begun = await observed(this.deps.telemetry, 'hold', () =>
       this.deps.ledger.begin({
         accountId: principal.accountId,
@@ -287,7 +291,7 @@ export class Lifecycle {
         principal: principalRef(principal),
         idempotency: spec.idempotency,
         holdTtlMs: Math.max(this.deps.holdTtlMs, spec.timeoutMs + HOLD_MARGIN_MS),
-        dailyCap: cap,
+        caps: capsOf(principal, spec.doorCap),
         funding: spec.funding,
         meta: spec.meta,
       }),
@@ -309,10 +313,7 @@ export class Lifecycle {
       now: this.deps.clock.now(),
       accountUrl: this.deps.accountUrl?.(),
     });
-    this.deps.telemetry?.metrics.holdRefused(
-      refusal.code as HoldRefusal,
-      (refusal.details?.scope as CapScope | undefined) ?? 'none',
-    );
+    this.deps.telemetry?.metrics.holdRefused(refusal.code as HoldRefusal, capScopeOf(refusal));
     throw refusal;
   }
 
@@ -442,6 +443,11 @@ export class Lifecycle {
   voidOrphans(reason: string): Promise<number> {
     return this.deps.ledger.voidAllPending(reason);
   }
+}
+
+/** Whose limit a refusal names (its `details.scope`), for the refusal metric. */
+function capScopeOf(e: unknown): CapScope {
+  return ((e as { details?: { scope?: CapScope } }).details?.scope as CapScope | undefined) ?? 'none';
 }
 
 function paymentMethodOf(p: AccountPrincipal): PaymentMethod {

@@ -379,13 +379,17 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
   });
 
   describe('daily cap', () => {
-    const cap = { dailyCap: { limitMicros: 100_000 } };
+    const cap = { caps: [{ scope: '', window: 'day' as const, limitMicros: 100_000 }] };
 
     it('counts holds and charges of the UTC day, released parts included', async () => {
       const acct = await funded(1_000_000);
       const a = await started(ledger.begin(req(acct, 60_000, cap)));
       const refused = await ledger.begin(req(acct, 50_000, cap));
-      expect(refused).toMatchObject({ kind: 'daily_cap', spentMicros: 60_000, limitMicros: 100_000 });
+      expect(refused).toMatchObject({
+        kind: 'cap_reached',
+        spentMicros: 60_000,
+        cap: { limitMicros: 100_000 },
+      });
       // Capturing less than held frees the difference for the day.
       await ledger.capture(a, { amountMicros: 10_000, provider: null, durationMs: 1 });
       await started(ledger.begin(req(acct, 50_000, cap)));
@@ -397,7 +401,7 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
       const a = await started(ledger.begin(req(acct, 100_000, cap)));
       await ledger.capture(a, { amountMicros: 100_000, provider: null, durationMs: 1 });
       const refused = await ledger.begin(req(acct, 1, cap));
-      expect(refused).toMatchObject({ kind: 'daily_cap', resetsAt: Date.UTC(2026, 10, 23) });
+      expect(refused).toMatchObject({ kind: 'cap_reached', resetsAt: Date.UTC(2026, 10, 23) });
       clock.set(Date.UTC(2026, 10, 23, 0, 0, 0, 1));
       await started(ledger.begin(req(acct, 100_000, cap)));
     });

@@ -17,6 +17,8 @@ import {
   type ExternalResult,
   type GrantLineRequest,
   type GrantLineResult,
+  type KeyLimits,
+  type KeyUsage,
   type Ledger,
   LedgerStateError,
   type MovementKind,
@@ -33,6 +35,7 @@ import {
 import { SqliteCalls } from './calls.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Durability, GroupCommit } from './group-commit.js';
+import { SqliteKeys } from './keys.js';
 import { voidLegacyHolds } from './legacy-holds.js';
 import { SqliteMovements } from './movements.js';
 import { SqliteRefunds } from './refunds.js';
@@ -75,14 +78,13 @@ export class SqliteLedger implements Ledger {
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
   private readonly checkpointer: Checkpointer | undefined;
-  private readonly keys: KeyCache;
+  private readonly keys: SqliteKeys;
   private readonly s;
 
   constructor(db: SqliteDb, opts: SqliteLedgerOptions) {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
-    this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
     const c = opts.commits;
     const durability = opts.durability ?? { kind: 'inline' };
     this.commits = new GroupCommit(
@@ -102,6 +104,9 @@ export class SqliteLedger implements Ledger {
       this.commits.attach(this.checkpointer.gate);
     }
     this.s = prepareStatements(db);
+    this.keys = new SqliteKeys(this.s, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0), (run) =>
+      this.write(run),
+    );
     this.refunds = new SqliteRefunds(db);
     this.calls = new SqliteCalls(this.s, this.commits, this.refunds, this.idempotencyTtlMs);
     // Card refunds and disputes take only money no hold reserves: this process's holds included.
@@ -157,37 +162,29 @@ export class SqliteLedger implements Ledger {
     hash: string;
     prefix: string;
     name?: string | null;
+    limits?: Partial<KeyLimits>;
   }): Promise<ApiKeyRow> {
-    const now = this.clock.now();
-    return this.write(() => {
-      if (!this.s.account.get(input.accountId))
-        throw new LedgerStateError(`unknown account ${input.accountId}`);
-      const id = newId('key', now);
-      this.s.insKey.run(id, input.accountId, input.hash, input.prefix, input.name ?? null, now);
-      return this.s.keyById.get(id) as ApiKeyRow;
-    });
+    return this.keys.insert(input, this.clock.now());
   }
 
   findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    const cached = this.keys.get(hash);
-    if (cached) return Promise.resolve(cached);
-    const row = this.s.keyByHash.get(hash);
-    if (row) this.keys.remember(hash, row);
-    return Promise.resolve(row);
+    return Promise.resolve(this.keys.findByHash(hash));
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
-    return Promise.resolve(accountId ? this.s.keysOf.all(accountId) : this.s.keysAll.all());
+    return Promise.resolve(this.keys.list(accountId));
   }
 
   revokeApiKey(id: string): Promise<boolean> {
-    const now = this.clock.now();
-    this.keys.forget(id);
-    // Again once it is written: a look-up while the write was queued may have cached the row as it was.
-    return this.write(() => this.s.revokeKey.run(now, id).changes === 1).then((revoked) => {
-      this.keys.forget(id);
-      return revoked;
-    });
+    return this.keys.revoke(id, this.clock.now());
+  }
+
+  setApiKeyLimits(id: string, changes: Partial<KeyLimits>): Promise<ApiKeyRow | undefined> {
+    return this.keys.setLimits(id, changes, this.clock.now());
+  }
+
+  keyUsage(accountId: string): Promise<KeyUsage[]> {
+    return Promise.resolve(this.keys.usage(accountId, this.clock.now()));
   }
 
   // ---- the call lifecycle (./calls.ts) ---------------------------------------------------------------
