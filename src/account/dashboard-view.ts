@@ -1,9 +1,10 @@
 import { LIMIT_CHOICES } from '../../auth/oauth/limits.js';
 import type { CardRow } from '../billing/index.js';
-import type { AccountRow, ApiKeyRow, Balance, CreditLine, MovementRow } from '../ledger/types.js';
+import type { AccountRow, Balance, CreditLine, KeyUsage, MovementRow } from '../ledger/types.js';
 import type { TransactionView } from '../run/account-view.js';
 import { type Chart, legend } from './chart.js';
-import { alert, escapeHtml, isoMinute, notice, postForm, secretBox, usd } from './html.js';
+import { alert, escapeHtml, isoMinute, notice, postForm, usd } from './html.js';
+import { keysSection } from './keys-view.js';
 
 // The dashboard's sections, rendered from what the ledger, billing and the OAuth store say (dashboard.ts
 // gathers it). Amounts carry their exact micro-USD in data-micros, so the browser test can hold the page to the
@@ -32,7 +33,8 @@ export interface DashboardView {
   chartDays: string[];
   history: TransactionView[];
   filters: Filters;
-  keys: ApiKeyRow[];
+  /** The account's keys with their limits and spend, newest first. */
+  keys: KeyUsage[];
   signedInKey: string | null;
   apps: AppView[];
   payments:
@@ -131,36 +133,6 @@ function historySection(v: DashboardView): string {
 <div class="scroll"><table id="tx-table" class="cards"><caption>Newest first, up to 100; the CSV has up to 10,000</caption>
 <thead><tr><th scope="col">When (UTC)</th><th scope="col">Kind</th><th scope="col">What</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Id</th></tr></thead>
 <tbody>${rows || '<tr><td colspan="6">No transactions match.</td></tr>'}</tbody></table></div>
-</section>`;
-}
-
-function keysSection(v: DashboardView): string {
-  const shown = v.newKey
-    ? `<div class="notice" role="status"><p><strong>Your new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}.</strong> It is shown only this once: store it now.</p>
-${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
-    : '';
-  const rows = v.keys
-    .map((k) => {
-      const active = k.revoked_at === null;
-      const mine =
-        k.id === v.signedInKey ? ' <span class="hint">(this session signed in with it)</span>' : '';
-      const action = active
-        ? postForm(
-            '/account/keys/revoke',
-            v.csrf,
-            `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${escapeHtml(k.prefix)}">Revoke</button>`,
-          )
-        : '';
-      return `<tr><td class="lead"><code>${escapeHtml(k.prefix)}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${isoMinute(k.created_at)}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td class="num">${action}</td></tr>`;
-    })
-    .join('');
-  return `<section aria-labelledby="keys-h" id="keys">
-<h2 id="keys-h">API keys</h2>
-${shown}
-<div class="scroll"><table id="keys-table" class="cards"><caption>A key covers every action, the model router and MCP</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-<tbody>${rows || '<tr><td colspan="5">No keys yet.</td></tr>'}</tbody></table></div>
-${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div><div><button type="submit">Create a key</button></div>`, ' class="row"')}
 </section>`;
 }
 

@@ -100,7 +100,7 @@ export async function dashboardData(
     d.ledger.creditLine(accountId),
     d.ledger.usageByDay(accountId, { fromMs: Date.parse(`${days[0]}T00:00:00Z`) }),
     filteredHistory(d.ledger, accountId, filters, TABLE_ROWS),
-    d.ledger.listApiKeys(accountId),
+    d.ledger.keyUsage(accountId),
     d.ledger.movements(accountId, 50),
   ]);
   const b = d.billing;

@@ -1,21 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
-import { createApiKey, verifyApiKey } from '../../auth/api-keys.js';
+import { createApiKey, hasLimits, verifyApiKey } from '../../auth/api-keys.js';
 import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
 import { parseLimit } from '../../auth/oauth/limits.js';
 import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
-import type { LedgerRecords } from '../ledger/types.js';
+import type { KeyLimits, LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
+import { type LimitInput, LimitInputError, parseLimitInput } from '../run/key-limit-input.js';
 import { priceList } from '../run/price-list.js';
 import { type Apps, dashboardData } from './dashboard.js';
 import { dashboardBody } from './dashboard-view.js';
 import { type Frame, sendHtml } from './html.js';
+import { LIMIT_FIELDS, LIMIT_LABELS } from './keys-view.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
 import { openAccountSessions, type Session } from './sessions.js';
@@ -48,6 +50,7 @@ export interface AccountPagesDeps {
 const FLASH: Record<string, string> = {
   key_revoked: 'The key was revoked: it stops working at once.',
   limit_changed: 'The daily limit was changed.',
+  key_limits_changed: 'The key’s limits were changed: they apply within seconds.',
   app_revoked: 'The app was disconnected: its tokens stop working at once.',
   settle_settled: 'Your card was charged for what you drew; the credit line is restored.',
   settle_declined: 'Your card was declined: see the reason above.',
@@ -55,7 +58,8 @@ const FLASH: Record<string, string> = {
   settle_pending: 'The charge is in progress.',
   settle_unknown: 'The payment processor did not answer; the charge is retried shortly.',
   cancelled: 'Checkout was cancelled; nothing was charged.',
-  session_ended: 'Your session ended (the key it signed in with was revoked). Sign in again.',
+  session_ended:
+    'Your session ended (the key it signed in with was revoked, or given limits). Sign in again with an unrestricted key.',
   signed_out: 'You are signed out.',
 };
 
@@ -115,7 +119,8 @@ export async function accountPages(
     if (!s) return undefined;
     if (s.keyId !== null) {
       const key = (await d.ledger.listApiKeys(s.accountId)).find((k) => k.id === s.keyId);
-      if (!key || key.revoked_at !== null) {
+      // A key given limits since is an agent's key now: it may not manage keys (docs/decisions.md).
+      if (!key || key.revoked_at !== null || hasLimits(key)) {
         await sessions.drop(s);
         await sessions.end(req, res);
         return 'ended';
@@ -192,6 +197,14 @@ export async function accountPages(
     const check = await verifyApiKey(d.ledger, key);
     // One message for every refusal: whether a key exists, or was revoked, is nobody's business here.
     if (!check.ok) return signIn(req, res, 401, 'That API key was not accepted. Check it and try again.');
+    // A key with limits is for an agent: signed in here it could lift its own limits or make an unlimited key.
+    if (check.principal.limits)
+      return signIn(
+        req,
+        res,
+        403,
+        'That key has limits (an agent’s key), so it cannot sign in here: use an unrestricted key of the account.',
+      );
     await sessions.start(res, check.principal.accountId, check.principal.keyId);
     go(res, '/account');
   });
@@ -254,11 +267,45 @@ export async function accountPages(
     go(res, '/account/signin?done=signed_out');
   });
 
+  /** A key's limits from a form: empty fields are no limit (`none`) when changing, left out when creating. */
+  function limitsFrom(
+    body: Record<string, unknown>,
+    emptyIs: 'none' | 'absent',
+  ): Partial<KeyLimits> | string {
+    const input: LimitInput = {};
+    for (const f of Object.keys(LIMIT_FIELDS) as Array<keyof typeof LIMIT_FIELDS>) {
+      const raw = body[LIMIT_FIELDS[f]];
+      const v = typeof raw === 'string' ? raw.trim() : '';
+      if (v !== '') input[f] = v;
+      else if (emptyIs === 'none') input[f] = 'none';
+    }
+    try {
+      return parseLimitInput(input, LIMIT_LABELS);
+    } catch (e) {
+      if (e instanceof LimitInputError) return `${e.message}.`;
+      throw e;
+    }
+  }
+
   r.post('/account/keys', form, signedIn, async (req, res) => {
     const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) || null : null;
-    const { key, row } = await createApiKey(d.ledger, session(res).accountId, name);
+    const limits = limitsFrom(req.body as Record<string, unknown>, 'absent');
+    if (typeof limits === 'string') return dashboard(req, res, 400, { error: limits });
+    const { key, row } = await createApiKey(d.ledger, session(res).accountId, name, limits);
     d.log.info({ account: row.account_id, key: row.id }, 'API key created on the dashboard');
     await dashboard(req, res, 201, { newKey: { key, name } });
+  });
+
+  r.post('/account/keys/limits', form, signedIn, async (req, res) => {
+    const id = String(req.body.key_id ?? '');
+    const key = (await d.ledger.listApiKeys(session(res).accountId)).find((k) => k.id === id);
+    if (!key || key.revoked_at !== null)
+      return dashboard(req, res, 404, { error: 'No such active key on this account.' });
+    const limits = limitsFrom(req.body as Record<string, unknown>, 'none');
+    if (typeof limits === 'string') return dashboard(req, res, 400, { error: limits });
+    await d.ledger.setApiKeyLimits(id, limits);
+    d.log.info({ account: key.account_id, key: id, limits }, 'API key limits changed on the dashboard');
+    go(res, '/account?done=key_limits_changed#keys');
   });
 
   r.post('/account/keys/revoke', form, signedIn, async (req, res) => {

@@ -15,6 +15,7 @@ import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { catalogCommand } from './catalog.js';
 import { chooseDatabase, databaseError, describeDatabase } from './database.js';
+import * as keys from './keys.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
 import { checkCommand, USAGE, usageOf } from './usage.js';
@@ -191,6 +192,10 @@ function parse(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
       name: { type: 'string' },
       'credit-usd': { type: 'string' },
+      'max-call-usd': { type: 'string' },
+      'daily-limit-usd': { type: 'string' },
+      'monthly-limit-usd': { type: 'string' },
+      actions: { type: 'string' },
       limit: { type: 'string' },
       template: { type: 'boolean' },
       workers: { type: 'string' },
@@ -215,14 +220,25 @@ async function dispatch(
     if (!v) throw new UsageError(`missing ${what}`, usageOf(command, s));
     return v;
   };
+  const limits = {
+    maxCallUsd: values['max-call-usd'],
+    dailyLimitUsd: values['daily-limit-usd'],
+    monthlyLimitUsd: values['monthly-limit-usd'],
+    actions: values.actions,
+  };
   switch (command) {
     case 'accounts':
       if (sub === 'list') return cmd.accountsList(ledger, out);
       return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
-      if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>', sub), values.name);
-      if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
-      return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>', sub));
+      if (sub === 'create')
+        return keys.keysCreate(ledger, out, need(rest[0], '<account>', sub), {
+          name: values.name,
+          ...limits,
+        });
+      if (sub === 'list') return keys.keysList(ledger, out, rest[0]);
+      if (sub === 'limit') return keys.keysLimit(ledger, out, need(rest[0], '<key_id>', sub), limits);
+      return keys.keysRevoke(ledger, out, need(rest[0], '<key_id>', sub));
     case 'credit':
       return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':

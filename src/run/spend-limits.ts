@@ -10,6 +10,9 @@ import { formatUsd } from '../lib/money.js';
 // checks and reserves with the hold; the maximum per call and the allowed actions are checked before it. Every
 // refusal says which limit, how much, when it resets, and that nothing was charged.
 
+/** The model router's action id: a key's allowed actions name it (or its service, `llm`) to use the router. */
+export const ROUTER_ACTION = 'llm/chat.completions';
+
 /** The door's own cap (the model router's): account-wide, per UTC day; `name` starts its refusal. */
 export interface DoorCap {
   limitMicros: number;

@@ -65,7 +65,9 @@ describe('a CLI that helps', () => {
 
     const keys = cli('keys', 'list', 'alice');
     expect(keys.code, keys.stderr).toBe(0);
-    expect(keys.stdout.split('\n')[0]).toMatch(/^KEY\s+ACCOUNT\s+NAME\s+PREFIX\s+CREATED \(UTC\)\s+STATUS$/);
+    expect(keys.stdout.split('\n')[0]).toMatch(
+      /^KEY\s+ACCOUNT\s+NAME\s+PREFIX\s+CREATED \(UTC\)\s+STATUS\s+MAX\/CALL\s+TODAY \(UTC\)\s+THIS MONTH\s+ACTIONS$/,
+    );
     const [kh, kc] = columns(keys.stdout, 'NAME', 'laptop');
     expect(kc).toBe(kh);
     expect(keys.stdout).toContain('default');

@@ -1,0 +1,100 @@
+import type { KeyLimits, KeyUsage } from '../ledger/types.js';
+import { escapeHtml, isoMinute, postForm, secretBox, usd } from './html.js';
+
+// The dashboard's API keys: each key with its limits and what it spent today and this month (UTC), a form that
+// changes its limits, revocation, and the form that creates a key (with limits, optionally). Amounts carry their
+// exact micro-USD in data-micros, so the browser test holds the page to the ledger's numbers.
+
+export interface KeysView {
+  csrf: string;
+  keys: KeyUsage[];
+  signedInKey: string | null;
+  newKey?: { key: string; name: string | null } | undefined;
+}
+
+/** The form fields of a key's limits: the same names in the create and change forms (src/account/routes.ts). */
+export const LIMIT_FIELDS = {
+  maxCallUsd: 'max_call_usd',
+  dailyLimitUsd: 'daily_limit_usd',
+  monthlyLimitUsd: 'monthly_limit_usd',
+  actions: 'actions',
+} as const;
+
+/** What the refusals call the fields (as their labels read). */
+export const LIMIT_LABELS = {
+  maxCallUsd: 'Most per call',
+  dailyLimitUsd: 'Per UTC day',
+  monthlyLimitUsd: 'Per UTC month',
+  actions: 'Only these services or actions',
+} as const;
+
+/** Spent, and of what limit: `$1.20 of $5.00 today`, or `$1.20 today`. */
+function spentCell(cls: string, spent: number, limit: number | null, when: string): string {
+  const of = limit === null ? when : `of ${usd(limit)} ${when}`;
+  return `<td class="num price ${cls}" data-micros="${spent}" data-limit-micros="${limit ?? ''}">${usd(spent)} <span class="hint">${of}</span></td>`;
+}
+
+/** The four limit inputs, prefilled with a key's current limits (empty: none). */
+function limitInputs(idPrefix: string, k: KeyLimits | undefined): string {
+  const amount = (m: number | null | undefined) => (m === null || m === undefined ? '' : usd(m).slice(1));
+  const field = (key: keyof typeof LIMIT_FIELDS, value: string, hint: string, size: number) =>
+    `<div><label for="${idPrefix}-${LIMIT_FIELDS[key]}">${LIMIT_LABELS[key]}</label><input type="text" id="${idPrefix}-${LIMIT_FIELDS[key]}" name="${LIMIT_FIELDS[key]}" value="${escapeHtml(value)}" size="${size}" placeholder="${hint}" autocomplete="off"${key === 'actions' ? '' : ' inputmode="decimal"'}></div>`;
+  return [
+    field('maxCallUsd', amount(k?.max_call_micros), 'no limit', 8),
+    field('dailyLimitUsd', amount(k?.daily_limit_micros), 'no limit', 8),
+    field('monthlyLimitUsd', amount(k?.monthly_limit_micros), 'no limit', 8),
+    field('actions', k?.actions?.join(',') ?? '', 'every action', 18),
+  ].join('');
+}
+
+function keyRow(v: KeysView, k: KeyUsage): string {
+  const active = k.revoked_at === null;
+  const prefix = escapeHtml(k.prefix);
+  const mine = k.id === v.signedInKey ? ' <span class="hint">(this session signed in with it)</span>' : '';
+  const maxCall =
+    k.max_call_micros === null
+      ? '<td class="meta max-call" data-micros="">no maximum per call</td>'
+      : `<td class="meta max-call price" data-micros="${k.max_call_micros}">at most ${usd(k.max_call_micros)} per call</td>`;
+  const actions = `<td class="meta allowed">${k.actions === null ? 'every action' : `only ${escapeHtml(k.actions.join(', '))}`}</td>`;
+  const change = active
+    ? `<details><summary>Change limits</summary>${postForm(
+        '/account/keys/limits',
+        v.csrf,
+        `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}">${limitInputs(`lim-${escapeHtml(k.id)}`, k)}<div><button type="submit" class="secondary" aria-label="Save the limits of key ${prefix}">Save</button></div>`,
+        ' class="row"',
+      )}<p class="hint">USD amounts, such as 2.50; empty for no limit. Services or actions comma-separated (llm is the model router).</p></details>`
+    : '';
+  const revoke = active
+    ? postForm(
+        '/account/keys/revoke',
+        v.csrf,
+        `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${prefix}">Revoke</button>`,
+      )
+    : '';
+  return `<tr data-key-id="${escapeHtml(k.id)}"><td class="lead"><code>${prefix}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td>${spentCell('today', k.spent_today_micros, k.daily_limit_micros, 'today')}${spentCell('month', k.spent_month_micros, k.monthly_limit_micros, 'this month')}${maxCall}${actions}<td class="wide">${change}</td><td class="num">${revoke}</td></tr>`;
+}
+
+export function keysSection(v: KeysView): string {
+  const shown = v.newKey
+    ? `<div class="notice" role="status"><p><strong>Your new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}.</strong> It is shown only this once: store it now.</p>
+${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
+    : '';
+  const rows = v.keys.map((k) => keyRow(v, k)).join('');
+  const create = postForm(
+    '/account/keys',
+    v.csrf,
+    `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div>
+<details><summary>Limits of the new key (optional)</summary><div class="row">${limitInputs('new', undefined)}</div></details>
+<div><button type="submit">Create a key</button></div>`,
+    ' class="row"',
+  );
+  return `<section aria-labelledby="keys-h" id="keys">
+<h2 id="keys-h">API keys</h2>
+${shown}
+<p class="hint">A key covers every action, the model router and MCP, unless you limit it: the most one call may cost, what it may spend per UTC day and month (a call that would pass a limit is refused, nothing charged), and the only services or actions it may call. A key with limits cannot sign in here. Changes apply within seconds.</p>
+<div class="scroll"><table id="keys-table" class="cards"><caption>Spent: calls that succeeded, net of refunds, today and this month (UTC)</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col" class="num">Today</th><th scope="col" class="num">This month</th><th scope="col">Per call</th><th scope="col">Actions</th><th scope="col">Limits</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+<tbody>${rows || '<tr><td colspan="9">No keys yet.</td></tr>'}</tbody></table></div>
+${create}
+</section>`;
+}
