@@ -57,12 +57,12 @@ function keyRow(v: KeysView, k: KeyUsage): string {
       : `<td class="meta max-call price" data-micros="${k.max_call_micros}">at most ${usd(k.max_call_micros)} per call</td>`;
   const actions = `<td class="meta allowed">${k.actions === null ? 'every action' : `only ${escapeHtml(k.actions.join(', '))}`}</td>`;
   const change = active
-    ? `<details><summary>Change limits</summary>${postForm(
+    ? `<tr class="key-limits"><td colspan="8" class="wide"><details><summary>Change the limits of ${prefix}</summary>${postForm(
         '/account/keys/limits',
         v.csrf,
         `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}">${limitInputs(`lim-${escapeHtml(k.id)}`, k)}<div><button type="submit" class="secondary" aria-label="Save the limits of key ${prefix}">Save</button></div>`,
         ' class="row"',
-      )}<p class="hint">USD amounts, such as 2.50; empty for no limit. Services or actions comma-separated (llm is the model router).</p></details>`
+      )}<p class="hint">USD amounts, such as 2.50; empty for no limit. Services or actions comma-separated (llm is the model router).</p></details></td></tr>`
     : '';
   const revoke = active
     ? postForm(
@@ -71,7 +71,7 @@ function keyRow(v: KeysView, k: KeyUsage): string {
         `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${prefix}">Revoke</button>`,
       )
     : '';
-  return `<tr data-key-id="${escapeHtml(k.id)}"><td class="lead"><code>${prefix}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td>${spentCell('today', k.spent_today_micros, k.daily_limit_micros, 'today')}${spentCell('month', k.spent_month_micros, k.monthly_limit_micros, 'this month')}${maxCall}${actions}<td class="wide">${change}</td><td class="num">${revoke}</td></tr>`;
+  return `<tbody data-key-id="${escapeHtml(k.id)}"><tr><td class="lead"><code>${prefix}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td>${spentCell('today', k.spent_today_micros, k.daily_limit_micros, 'today')}${spentCell('month', k.spent_month_micros, k.monthly_limit_micros, 'this month')}${maxCall}${actions}<td class="num">${revoke}</td></tr>${change}</tbody>`;
 }
 
 export function keysSection(v: KeysView): string {
@@ -93,8 +93,8 @@ ${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
 ${shown}
 <p class="hint">A key covers every action, the model router and MCP, unless you limit it: the most one call may cost, what it may spend per UTC day and month (a call that would pass a limit is refused, nothing charged), and the only services or actions it may call. A key with limits cannot sign in here. Changes apply within seconds.</p>
 <div class="scroll"><table id="keys-table" class="cards"><caption>Spent: calls that succeeded, net of refunds, today and this month (UTC)</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col" class="num">Today</th><th scope="col" class="num">This month</th><th scope="col">Per call</th><th scope="col">Actions</th><th scope="col">Limits</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-<tbody>${rows || '<tr><td colspan="9">No keys yet.</td></tr>'}</tbody></table></div>
+<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col" class="num">Today</th><th scope="col" class="num">This month</th><th scope="col">Per call</th><th scope="col">Allowed</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+${rows || '<tbody><tr><td colspan="8">No keys yet.</td></tr></tbody>'}</table></div>
 ${create}
 </section>`;
 }

@@ -136,7 +136,7 @@ export function capRefusal(
         ? `This app's daily spending limit of ${limit}, set when it was connected, is reached`
         : `This API key's ${cap.window === 'day' ? 'daily' : 'monthly'} limit of ${limit} is reached (${formatUsd(spentMicros)} spent or held ${when})`;
   const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - now) / 1000));
-  const resetsAt = new Date(r.resetsAt).toISOString();
+  const resetsAt = new Date(r.resetsAt).toISOString().replace('.000Z', 'Z');
   return new GatewayError(
     cap.window === 'day' ? 'daily_cap_exceeded' : 'monthly_cap_exceeded',
     `${what}; it resets at ${resetsAt} (${cap.window === 'day' ? '00:00 UTC' : 'the 1st, 00:00 UTC'}), in ${retryAfterSeconds}s. Nothing was charged.`,
