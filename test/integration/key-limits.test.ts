@@ -2,7 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../auth/api-keys.js';
 import { connectClient } from '../e2e/mcp-clients.js';
+import {
+  CookieJar,
+  connectedClient,
+  formOf,
+  hop,
+  nativeClient,
+  pkce,
+  register,
+} from '../e2e/oauth-helpers.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { runCli } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -143,6 +153,52 @@ describe('limits per API key, through the doors', () => {
     expect((await ask(5_000)).status).toBe(200);
     expect(fake.requests.length).toBe(requests + 1);
     expect(await balance(accountId)).toBe(1_000_000 - 2);
+  });
+
+  it('[keys:max-call] a call whose price alone is above a daily or monthly limit is a 403, not a 429 to wait out', async () => {
+    const { accountId, key, keyId } = await limitedKey('1', { daily_limit_micros: 5_000 });
+    const r = await t.post(SCRAPE, ARGS, { key });
+    expect(r.status).toBe(403);
+    expect(r.headers['retry-after']).toBeUndefined();
+    expect(r.body.error).toMatchObject({
+      code: 'call_limit_exceeded',
+      details: { limit: 'daily', limit_micros: 5_000, required_micros: 10_000, key_id: keyId },
+    });
+    expect(r.body.error.message).toContain(
+      "This API key's daily limit is $0.005 and scraperC/scrape costs $0.01",
+    );
+    await t.gw.ledger.setApiKeyLimits(keyId, { daily_limit_micros: null, monthly_limit_micros: 9_999 });
+    expect((await t.post(SCRAPE, ARGS, { key })).body.error.details.limit).toBe('monthly');
+    expect(await balance(accountId)).toBe(1_000_000);
+  });
+
+  it('[keys:dashboard] a key with limits cannot connect an OAuth app (it would hand the app spending beyond them)', async () => {
+    const { key, accountId } = await limitedKey('1', { monthly_limit_micros: 1_000_000 });
+    const redirectUri = 'http://127.0.0.1:9/callback';
+    const client = await register(t.url, nativeClient(redirectUri));
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id as string,
+      redirect_uri: redirectUri,
+      scope: 'mcp',
+      resource: `${t.url}/mcp`,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
+    const jar = new CookieJar();
+    let page = await hop(jar, `${t.url}/oauth/authorize?${params}`);
+    while (page.location) page = await hop(jar, page.location);
+    const login = formOf(page.text, '/login');
+    const refused = await hop(jar, login.action, { form: { csrf: login.csrf, api_key: key } });
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('That key has limits');
+    // An unrestricted key of the same account signs in on the same page.
+    const { key: owner } = await createApiKey(t.gw.ledger, accountId, 'owner');
+    const again = formOf(refused.text, '/login');
+    const ok = await hop(jar, again.action, { form: { csrf: again.csrf, api_key: owner } });
+    expect(ok.status).toBeLessThan(400);
+    await expect(connectedClient(t.url, key)).rejects.toThrow(/unexpected 403/);
   });
 
   it('[keys:actions] allowed actions: others are a 403 before anything runs, the model router included unless llm is listed', async () => {
