@@ -206,6 +206,7 @@ describe.each(BACKENDS)('spending caps ($name)', (backend) => {
 
   it('[keys:usage-read] keyUsage: each key with its limits and what it spent today and this month, net of refunds', async () => {
     const { acct, key } = await keyed();
+    clock.advance(1); // keys list oldest first
     const other = await ledger.insertApiKey({
       accountId: acct,
       hash: 'h_o',
