@@ -22,6 +22,30 @@ export const REQUIREMENTS = {
   'billing:failed-job-refunded':
     'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
+  // limits per API key (issue 22; docs/decisions.md "Limits per API key")
+  'keys:limits-stored':
+    'A key carries a maximum per call, a daily and a monthly cap (UTC windows) and allowed services or actions; a change sets, keeps or removes (none) each, and a cap set mid-window counts what the key already spent in it.',
+  'keys:limits-enforced':
+    'Every cap on a hold (the key day and month, an OAuth app day, the router day) is checked and reserved with the hold; capture gives back the unused part, void all of it.',
+  'keys:cap-refusal':
+    'A call past a daily or monthly cap is a 429 with Retry-After naming the limit and when it resets (ISO time), nothing charged.',
+  'keys:max-call':
+    "A call above the key's maximum per call is a 403 before the hold; a metered call's worst case counts (lower max_tokens).",
+  'keys:actions':
+    'A key limited to services or actions gets a 403 for any other, before anything runs (llm: the model router).',
+  'keys:mcp': 'Over MCP a limit refusal is a tool error with the same code and message, nothing charged.',
+  'keys:race':
+    '1,000 parallel calls against a daily, a monthly cap or a maximum per call never pass it by a cent: on SQLite in one process, across two replicas on PostgreSQL.',
+  'keys:refund-uncounts':
+    'A refund comes off the cap counters the call counted against, in the window it was charged in.',
+  'keys:usage-read':
+    'keyUsage(account): every key with its limits and what it spent today and this month (UTC), net of refunds.',
+  'keys:limit-change-cache':
+    'A limit change applies at once in the process that made it, within TOLLGATE_KEY_CACHE_SECONDS elsewhere.',
+  'keys:cli':
+    'tollgate keys create <account> --max-call-usd --daily-limit-usd --monthly-limit-usd --actions; keys limit <key_id> (none removes one); keys list --json shows limits and spend.',
+  'keys:dashboard':
+    "The dashboard shows each key's limits with what it spent today and this month, and edits them (CSRF forms); a key with limits cannot sign in.",
   'auth:key-cache':
     'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
   'db:unavailable-503':
