@@ -45,7 +45,15 @@ export const REQUIREMENTS = {
   'keys:cli':
     'tollgate keys create <account> --max-call-usd --daily-limit-usd --monthly-limit-usd --actions; keys limit <key_id> (none removes one); keys list --json shows limits and spend.',
   'keys:dashboard':
-    "The dashboard shows each key's limits with what it spent today and this month, and edits them (CSRF forms); a key with limits cannot sign in.",
+    "The dashboard shows each key's limits with what it spent today and this month, and edits them (CSRF forms); an owner's key with limits cannot sign in.",
+  'keys:teams-owners-set':
+    "Only owners set or change a key's limits (any key of the account), recorded on the event log (dashboard and CLI); members and billing see their own keys' limits and spend, read only.",
+  'keys:teams-inherit':
+    'A key a member or billing member makes has the limits of the key its session signed in with; limits in its form are refused; an owner may make a key with limits for any member.',
+  'keys:teams-signin':
+    "A limited key signs in to the dashboard unless its member is an owner; an owner's session ends when its key gains limits, a member's does not.",
+  'keys:raise-limit-fix':
+    "With card payments on, a refusal by a key's or an OAuth app's own limit carries details.fix raise_limit with the page that raises it (owners change it there, others are told an owner must), and the MCP door asks the host to open it as for a top-up.",
   'auth:key-cache':
     'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
   'db:unavailable-503':
@@ -613,6 +621,8 @@ export const REQUIREMENTS = {
   // alerts (docs/operator.md "Alerts"; docs/decisions.md "Alerts")
   'alerts:balance-once':
     "An account's available balance falling below its threshold fires one alert (webhook and e-mail), however many calls cross it at once; going back above (a top-up) re-arms it.",
+  'alerts:key-caps':
+    "An API key's daily and monthly caps alert at 80 % and 100 % once per window (UTC day, month), and a call the key's cap refuses is the cap reached.",
   'alerts:cap-crossing':
     'A key or OAuth app at 80 % and at 100 % of a spending cap (100 %: spent in full, or a call refused by the cap) fires once per window each; the next window fires again.',
   'alerts:billing-events':

@@ -31,11 +31,11 @@ function keyFacts(k: KeyUsage): string {
     limit === null ? `${usd(spent)} ${when}` : `${usd(spent)} of ${usd(limit)} ${when}`;
   const facts = [
     `<span class="today" data-micros="${k.spent_today_micros}">${of(k.spent_today_micros, k.daily_limit_micros, 'today')}</span>`,
-    `<span class="month" data-micros="${k.spent_month_micros}">${of(k.spent_month_micros, k.monthly_limit_micros, 'this month')}</span>`,
+    `<span class="month" data-micros="${k.spent_month_micros}">${of(k.spent_month_micros, k.monthly_limit_micros, 'this month')}</span> (UTC)`,
     k.max_call_micros === null ? 'no maximum per call' : `at most ${usd(k.max_call_micros)} per call`,
     k.actions === null ? 'every action' : `only ${escapeHtml(k.actions.join(', '))}`,
   ];
-  return `<p>Key <code>${escapeHtml(k.prefix)}</code>${k.name ? ` “${escapeHtml(k.name)}”` : ''}: ${facts.join('; ')} (UTC).</p>`;
+  return `<p>Key <code>${escapeHtml(k.prefix)}</code>${k.name ? ` “${escapeHtml(k.name)}”` : ''}: ${facts.join('; ')}.</p>`;
 }
 
 export function limitPage(r: Router, c: LimitPageContext): void {
