@@ -73,7 +73,7 @@ const FLASH: Record<string, string> = {
   settle_unknown: 'The payment processor did not answer; the charge is retried shortly.',
   cancelled: 'Checkout was cancelled; nothing was charged.',
   session_ended:
-    'Your session ended (the key it signed in with was revoked, or, an owner’s key, given limits). Sign in again.',
+    'Your session ended: the key it signed in with was revoked, or given limits while its member is an owner. Sign in again.',
   signed_out: 'You are signed out.',
   member_removed:
     'You are no longer a member of that account: your session ended and your keys were revoked.',

@@ -208,6 +208,9 @@ describe('teams × limits', () => {
     const ended = await hop(s.jar, `${t.url}/account`);
     expect(ended.status).toBe(303);
     expect(ended.res.headers.get('location')).toContain('done=session_ended');
+    expect((await hop(s.jar, `${t.url}/account/signin?done=session_ended`)).text).toContain(
+      'given limits while its member is an owner',
+    );
     // And it cannot sign in again.
     const refused = await signIn(secondKey);
     expect(refused.status).toBe(403);
