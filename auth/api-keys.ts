@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ApiKeyRow, LedgerRecords } from '../src/ledger/types.js';
+import type { ApiKeyRow, KeyLimits, LedgerRecords } from '../src/ledger/types.js';
 import { sha256Hex } from '../src/lib/hash.js';
 import type { Principal } from './principal.js';
 
@@ -27,21 +27,38 @@ export async function createApiKey(
   ledger: LedgerRecords,
   accountId: string,
   name?: string | null,
+  limits?: Partial<KeyLimits>,
 ): Promise<{ key: string; row: ApiKeyRow }> {
   const { key, hash, prefix } = generateApiKey();
-  const row = await ledger.insertApiKey({ accountId, hash, prefix, name: name ?? null });
+  const row = await ledger.insertApiKey({ accountId, hash, prefix, name: name ?? null, limits });
   return { key, row };
 }
 
-export type KeyCheck =
-  | { ok: true; principal: Principal & { kind: 'api_key' } }
-  | { ok: false; reason: string };
+/** Whether a key carries any limit (an unrestricted key is the account holder's: it may sign in and manage keys). */
+export function hasLimits(l: KeyLimits): boolean {
+  return (
+    l.max_call_micros !== null ||
+    l.daily_limit_micros !== null ||
+    l.monthly_limit_micros !== null ||
+    l.actions !== null
+  );
+}
 
-/** Checks a presented key against the ledger; revocation takes effect on the next call (no cache). */
+export type KeyCheck = { ok: true; principal: KeyPrincipal } | { ok: false; reason: string };
+
+/**
+ * Checks a presented key against the ledger, whose key cache bounds how late a revocation or a limit change is
+ * seen (docs/decisions.md "API keys are cached"). The principal carries the key's limits when it has any (the
+ * cached row itself: nothing is copied per call).
+ */
 export async function verifyApiKey(ledger: LedgerRecords, token: string): Promise<KeyCheck> {
   if (!looksLikeApiKey(token)) return { ok: false, reason: 'malformed API key' };
   const row = await ledger.findApiKeyByHash(hashApiKey(token));
   if (!row) return { ok: false, reason: 'unknown API key' };
   if (row.revoked_at !== null) return { ok: false, reason: 'API key revoked' };
-  return { ok: true, principal: { kind: 'api_key', accountId: row.account_id, keyId: row.id } };
+  const principal: KeyPrincipal = { kind: 'api_key', accountId: row.account_id, keyId: row.id };
+  if (hasLimits(row)) principal.limits = row;
+  return { ok: true, principal };
 }
+
+type KeyPrincipal = Principal & { kind: 'api_key' };

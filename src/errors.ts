@@ -10,6 +10,10 @@ export const ERROR_CODES = {
   payment_required: { status: 402, retryable: false },
   insufficient_credit: { status: 402, retryable: false },
   forbidden: { status: 403, retryable: false },
+  /** The API key's allowed actions do not include this one. */
+  action_not_allowed: { status: 403, retryable: false },
+  /** The call alone is above its key's (or app's) maximum per call, daily or monthly limit: it can never run. */
+  call_limit_exceeded: { status: 403, retryable: false },
   not_found: { status: 404, retryable: false },
   resource_not_found: { status: 404, retryable: false },
   method_not_allowed: { status: 405, retryable: false },
@@ -20,6 +24,7 @@ export const ERROR_CODES = {
   upstream_rejected: { status: 422, retryable: false },
   rate_limited: { status: 429, retryable: true },
   daily_cap_exceeded: { status: 429, retryable: true },
+  monthly_cap_exceeded: { status: 429, retryable: true },
   cancelled: { status: 499, retryable: true },
   internal: { status: 500, retryable: true },
   upstream_error: { status: 502, retryable: true },

@@ -22,6 +22,38 @@ export const REQUIREMENTS = {
   'billing:failed-job-refunded':
     'A job charged at its start (render, crawl, extraction) that fails is refunded once.',
   'billing:double-entry': 'Ledger entries are append-only and sum to zero.',
+  // limits per API key (issue 22; docs/decisions.md "Limits per API key")
+  'keys:limits-stored':
+    'A key carries a maximum per call, a daily and a monthly cap (UTC windows) and allowed services or actions; a change sets, keeps or removes (none) each, and a cap set mid-window counts what the key already spent in it.',
+  'keys:limits-enforced':
+    'Every cap on a hold (the key day and month, an OAuth app day, the router day) is checked and reserved with the hold; capture gives back the unused part, void all of it.',
+  'keys:cap-refusal':
+    'A call past a daily or monthly cap is a 429 with Retry-After naming the limit and when it resets (ISO time), nothing charged.',
+  'keys:max-call':
+    "A call above the key's maximum per call is a 403 before the hold; a metered call's worst case counts (lower max_tokens).",
+  'keys:actions':
+    'A key limited to services or actions gets a 403 for any other, before anything runs (llm: the model router).',
+  'keys:mcp': 'Over MCP a limit refusal is a tool error with the same code and message, nothing charged.',
+  'keys:race':
+    '1,000 parallel calls against a daily, a monthly cap or a maximum per call never pass it by a cent: on SQLite in one process, across two replicas on PostgreSQL.',
+  'keys:refund-uncounts':
+    'A refund comes off the cap counters the call counted against, in the window it was charged in.',
+  'keys:usage-read':
+    'keyUsage(account): every key with its limits and what it spent today and this month (UTC), net of refunds.',
+  'keys:limit-change-cache':
+    'A limit change applies at once in the process that made it, within TOLLGATE_KEY_CACHE_SECONDS elsewhere.',
+  'keys:cli':
+    'tollgate keys create <account> --max-call-usd --daily-limit-usd --monthly-limit-usd --actions; keys limit <key_id> (none removes one); keys list --json shows limits and spend.',
+  'keys:dashboard':
+    "The dashboard shows each key's limits with what it spent today and this month, and edits them (CSRF forms); an owner's key with limits cannot sign in.",
+  'keys:teams-owners-set':
+    "Only owners set or change a key's limits (any key of the account), recorded on the event log (dashboard and CLI); members and billing see their own keys' limits and spend, read only.",
+  'keys:teams-inherit':
+    'A key a member or billing member makes has the limits of the key its session signed in with; limits in its form are refused; an owner may make a key with limits for any member.',
+  'keys:teams-signin':
+    "A limited key signs in to the dashboard unless its member is an owner; an owner's session ends when its key gains limits, a member's does not.",
+  'keys:raise-limit-fix':
+    "With card payments on, a refusal by a key's or an OAuth app's own limit carries details.fix raise_limit with the page that raises it (owners change it there, others are told an owner must), and the MCP door asks the host to open it as for a top-up.",
   'auth:key-cache':
     'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
   'db:unavailable-503':
@@ -595,6 +627,8 @@ export const REQUIREMENTS = {
   // alerts (docs/operator.md "Alerts"; docs/decisions.md "Alerts")
   'alerts:balance-once':
     "An account's available balance falling below its threshold fires one alert (webhook and e-mail), however many calls cross it at once; going back above (a top-up) re-arms it.",
+  'alerts:key-caps':
+    "An API key's daily and monthly caps alert at 80 % and 100 % once per window (UTC day, month), and a call the key's cap refuses is the cap reached.",
   'alerts:cap-crossing':
     'A key or OAuth app at 80 % and at 100 % of a spending cap (100 %: spent in full, or a call refused by the cap) fires once per window each; the next window fires again.',
   'alerts:billing-events':

@@ -145,6 +145,16 @@ export function interactionRoutes(d: InteractionDeps): Router {
       // One message for every refusal: whether a key exists, or was revoked, is nobody's business here.
       return renderLogin(req, res, details, 401, 'That API key was not accepted. Check it and try again.');
     }
+    if (check.principal.limits) {
+      // A key with limits is an agent's: connecting an app with it would hand the app spending beyond them.
+      return renderLogin(
+        req,
+        res,
+        details,
+        403,
+        'That key has limits (an agent’s key), so it cannot connect apps: use an unrestricted key of the account.',
+      );
+    }
     await d.provider().interactionFinished(
       req,
       res,

@@ -1,8 +1,8 @@
 import type Provider from 'oidc-provider';
 import { GatewayError } from '../../src/errors.js';
-import type { LedgerRecords } from '../../src/ledger/types.js';
+import { type LedgerRecords, NO_KEY_LIMITS } from '../../src/ledger/types.js';
 import type { TokenVerifier } from '../authenticator.js';
-import type { Principal } from '../principal.js';
+import type { CallerLimits, Principal } from '../principal.js';
 import type { OAuthStore } from './store.js';
 
 // The resource server's check of our access tokens. They are opaque (256 random bits), so each one is looked
@@ -56,9 +56,14 @@ export function createOAuthTokenVerifier(d: VerifierDeps): TokenVerifier {
         accountId: at.accountId,
         clientId: at.clientId,
         scopes: [...at.scopes],
-        dailyLimitMicros: await d.store.dailyLimit(at.accountId, at.clientId),
+        limits: appLimits(await d.store.dailyLimit(at.accountId, at.clientId)),
         expiresAt: exp,
       };
     },
   };
+}
+
+/** An app's daily limit as the limits every credential carries (src/run/spend-limits.ts applies them). */
+function appLimits(dailyMicros: number | undefined): CallerLimits | undefined {
+  return dailyMicros === undefined ? undefined : { ...NO_KEY_LIMITS, daily_limit_micros: dailyMicros };
 }

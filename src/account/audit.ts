@@ -132,7 +132,7 @@ export function describeAuditEvent(e: AuditEvent): string {
     case 'member.role_changed':
       return `${who} changed the role of ${what} from ${str(d.from)} to ${str(d.to)}`;
     case 'key.created':
-      return `${who} created key ${what}${whose ? ` for ${whose}` : ''}`;
+      return `${who} created key ${what}${whose ? ` for ${whose}` : ''}${d.limits ? ` with limits: ${str(d.limits)}` : ''}`;
     case 'key.revoked':
       return `${who} revoked key ${what}${whose ? ` of ${whose}` : ''}`;
     case 'key.limit_changed':

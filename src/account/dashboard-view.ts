@@ -1,9 +1,10 @@
 import { LIMIT_CHOICES } from '../../auth/oauth/limits.js';
 import type { CardRow } from '../billing/index.js';
-import type { AccountRow, ApiKeyRow, Balance, CreditLine, MovementRow } from '../ledger/types.js';
+import type { AccountRow, ApiKeyRow, Balance, CreditLine, KeyUsage, MovementRow } from '../ledger/types.js';
 import type { TransactionView } from '../run/account-view.js';
 import { type Chart, legend } from './chart.js';
-import { alert, escapeHtml, isoMinute, notice, postForm, secretBox, usd } from './html.js';
+import { alert, escapeHtml, isoMinute, notice, postForm, usd } from './html.js';
+import { keysSection } from './keys-view.js';
 import { can, ROLE_LABELS, type Role } from './roles.js';
 import { eventsSection, spendSection, type TeamView, teamSection } from './team-view.js';
 
@@ -48,7 +49,8 @@ export interface DashboardView {
   chartDays: string[];
   history: TransactionView[];
   filters: Filters;
-  keys: Array<ApiKeyRow & { member_id?: string }>;
+  /** The keys the viewer sees, newest first, with their limits, spend today and this month, and member. */
+  keys: Array<KeyUsage & { member_id?: string | undefined }>;
   signedInKey: string | null;
   apps: AppView[];
   payments:
@@ -150,51 +152,6 @@ function historySection(v: DashboardView): string {
 </section>`;
 }
 
-function keysSection(v: DashboardView): string {
-  const shown = v.newKey
-    ? `<div class="notice" role="status"><p><strong>The new API key${v.newKey.name ? ` “${escapeHtml(v.newKey.name)}”` : ''}${v.newKey.memberName ? ` for ${escapeHtml(v.newKey.memberName)}` : ''}.</strong> It is shown only this once: store it now${v.newKey.memberName ? ' and hand it over' : ''}.</p>
-${secretBox('new-api-key', v.newKey.key, 'Copy the new API key')}</div>`
-    : '';
-  const others = can(v.scope.role, 'keys.others');
-  const names = new Map(v.scope.members.map((m) => [m.id, m.name]));
-  const rows = v.keys
-    .map((k) => {
-      const active = k.revoked_at === null;
-      const mine =
-        k.id === v.signedInKey ? ' <span class="hint">(this session signed in with it)</span>' : '';
-      const action = active
-        ? postForm(
-            '/account/keys/revoke',
-            v.csrf,
-            `<input type="hidden" name="key_id" value="${escapeHtml(k.id)}"><button type="submit" class="danger" aria-label="Revoke key ${escapeHtml(k.prefix)}">Revoke</button>`,
-          )
-        : '';
-      const member = others
-        ? `<td class="meta" data-member="${escapeHtml(k.member_id ?? '')}">${escapeHtml(names.get(k.member_id ?? '') ?? '')}</td>`
-        : '';
-      return `<tr data-key="${escapeHtml(k.id)}"><td class="lead"><code>${escapeHtml(k.prefix)}</code>${mine}</td><td class="meta">${escapeHtml(k.name ?? '')}</td>${member}<td class="meta">${isoMinute(k.created_at)}</td><td class="meta">${active ? 'active' : `revoked ${isoMinute(k.revoked_at as number)}`}</td><td class="num">${action}</td></tr>`;
-    })
-    .join('');
-  const choose = others
-    ? `<div><label for="key-member">For</label><select id="key-member" name="member_id">${v.scope.members
-        .filter((m) => m.active)
-        .map(
-          (m) =>
-            `<option value="${escapeHtml(m.id)}"${m.id === v.scope.memberId ? ' selected' : ''}>${escapeHtml(m.name)}${m.id === v.scope.memberId ? ' (you)' : ''}</option>`,
-        )
-        .join('')}</select></div>`
-    : '';
-  const cols = others ? 6 : 5;
-  return `<section aria-labelledby="keys-h" id="keys">
-<h2 id="keys-h">${others ? 'API keys' : 'Your API keys'}</h2>
-${shown}
-<div class="scroll"><table id="keys-table" class="cards"><caption>A key covers every action, the model router and MCP${others ? '; each belongs to a member' : ''}</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Name</th>${others ? '<th scope="col">Member</th>' : ''}<th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-<tbody>${rows || `<tr><td colspan="${cols}">No keys yet.</td></tr>`}</tbody></table></div>
-${postForm('/account/keys', v.csrf, `<div><label for="key-name">Name of a new key</label><input type="text" id="key-name" name="name" maxlength="60" autocomplete="off"></div>${choose}<div><button type="submit">Create a key</button></div>`, ' class="row"')}
-</section>`;
-}
-
 function appsSection(v: DashboardView): string {
   const rows = v.apps
     .map((a, i) => {
@@ -277,7 +234,19 @@ export function dashboardBody(v: DashboardView, team?: TeamView): string {
     ['money', 'Balance', moneySection(v)],
     ['usage', 'Usage', usageSection(v)],
     ['transactions', v.scope.principals ? 'Your calls' : 'Transactions', historySection(v)],
-    ['keys', 'API keys', keysSection(v)],
+    [
+      'keys',
+      'API keys',
+      keysSection({
+        csrf: v.csrf,
+        keys: v.keys,
+        signedInKey: v.signedInKey,
+        owner: can(role, 'keys.others'),
+        members: v.scope.members,
+        memberId: v.scope.memberId,
+        newKey: v.newKey,
+      }),
+    ],
   ];
   if (team) {
     sections.push(['team', 'Team', teamSection(team)], ['spend', 'Spend per member', spendSection(team)]);

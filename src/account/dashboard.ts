@@ -109,17 +109,19 @@ export async function dashboardData(
   const { filters, error: filterError } = parseFilters(extra.query);
   const { scope } = extra;
   const since = { fromMs: Date.parse(`${days[0]}T00:00:00Z`) };
-  const [balance, line, usage, history, moves] = await Promise.all([
+  const [balance, line, usage, history, usageOfKeys, moves] = await Promise.all([
     d.ledger.balance(accountId),
     d.ledger.creditLine(accountId),
     scope.principals
       ? d.ledger.usageByDayOf(accountId, scope.principals, since)
       : d.ledger.usageByDay(accountId, since),
     filteredHistory(d.ledger, accountId, filters, TABLE_ROWS, scope.principals),
+    d.ledger.keyUsage(accountId),
     d.ledger.movements(accountId, 50),
   ]);
   // What a role may not use is not read either.
   const b = can(scope.role, 'payments') ? d.billing : undefined;
+  const spent = new Map(usageOfKeys.map((u) => [u.id, u]));
   const apps = can(scope.role, 'apps') ? await d.apps.list(accountId) : [];
   return {
     csrf: extra.csrf,
@@ -131,7 +133,14 @@ export async function dashboardData(
     chartDays: days,
     history,
     filters,
-    keys: scope.keys.slice().reverse(),
+    // The keys it sees, newest first, with their limits and what each spent today and this month.
+    keys: scope.keys
+      .slice()
+      .reverse()
+      .flatMap((k) => {
+        const u = spent.get(k.id);
+        return u ? [{ ...u, member_id: k.member_id }] : [];
+      }),
     signedInKey: extra.signedInKey,
     // One row per app (a client connected twice has two grants, one limit).
     apps: [...new Map(apps.map((a) => [a.client_id, a])).values()],

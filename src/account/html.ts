@@ -52,6 +52,7 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);ve
 td.num,th.num{text-align:right}
 .scroll{overflow-x:auto}
 code{font-size:.9em;word-break:break-all}
+td.lead>code{word-break:normal;white-space:nowrap}
 .secret-box{display:flex;gap:.5rem;align-items:stretch;margin:0 0 .5rem}
 code.secret{display:block;flex:1 1 auto;min-width:0;padding:.75rem;background:var(--bg);border:2px dashed var(--accent);border-radius:6px;font-size:1rem;white-space:nowrap;overflow-x:auto;word-break:normal;user-select:all}
 .chart svg{width:100%;height:auto;display:block}

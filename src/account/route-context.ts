@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Frame } from './html.js';
 import type { Permission } from './roles.js';
 import type { AccountPagesDeps } from './routes.js';
+import type { Session } from './sessions.js';
 import type { Team, Viewer } from './team.js';
 import type { TeamView } from './team-view.js';
 
@@ -25,6 +26,8 @@ export interface SignedInContext {
   /** The 403 page a role gets for what it may not do. */
   forbid: (res: Response) => void;
   viewer: (res: Response) => Viewer;
+  /** The session: the key it signed in with, if any. */
+  session: (res: Response) => Session;
   dashboard: (req: Request, res: Response, status?: number, extra?: DashboardExtra) => Promise<void>;
   send: (res: Response, status: number, f: Frame) => void;
   go: (res: Response, path: string) => void;

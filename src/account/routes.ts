@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
-import { createApiKey, verifyApiKey } from '../../auth/api-keys.js';
+import { createApiKey, hasLimits, verifyApiKey } from '../../auth/api-keys.js';
 import type { OtherSignIn } from '../../auth/oauth/context.js';
 import { OTHER_FLOW_PREFIX } from '../../auth/oauth/federated.js';
 import { AttemptLimiter, clientIp } from '../../auth/oauth/guard.js';
@@ -9,7 +9,7 @@ import type { OAuthStore } from '../../auth/oauth/store.js';
 import type { Alerts } from '../alerts/index.js';
 import type { StateDb } from '../backend.js';
 import type { Billing } from '../billing/index.js';
-import type { LedgerRecords } from '../ledger/types.js';
+import type { ApiKeyRow, LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
@@ -20,6 +20,7 @@ import { dashboardBody } from './dashboard-view.js';
 import { fixPages } from './fix-pages.js';
 import { type Frame, sendHtml } from './html.js';
 import { keyRoutes } from './key-routes.js';
+import { limitPage } from './limit-page.js';
 import { rememberNext, safeNext, signInPath, takeNext } from './next.js';
 import { keyOncePage, landingPage, messagePage, signInPage, signUpPage } from './pages.js';
 import { paymentRoutes } from './payment-routes.js';
@@ -63,6 +64,7 @@ export interface AccountPagesDeps {
 const FLASH: Record<string, string> = {
   key_revoked: 'The key was revoked: it stops working at once.',
   limit_changed: 'The daily limit was changed.',
+  key_limits_changed: 'The key’s limits were changed: they apply within seconds.',
   app_revoked: 'The app was disconnected: its tokens stop working at once.',
   settle_settled: 'Your card was charged for what you drew; the credit line is restored.',
   settle_declined: 'Your card was declined: see the reason above.',
@@ -70,7 +72,8 @@ const FLASH: Record<string, string> = {
   settle_pending: 'The charge is in progress.',
   settle_unknown: 'The payment processor did not answer; the charge is retried shortly.',
   cancelled: 'Checkout was cancelled; nothing was charged.',
-  session_ended: 'Your session ended (the key it signed in with was revoked). Sign in again.',
+  session_ended:
+    'Your session ended: the key it signed in with was revoked, or given limits while its member is an owner. Sign in again.',
   signed_out: 'You are signed out.',
   member_removed:
     'You are no longer a member of that account: your session ended and your keys were revoked.',
@@ -151,12 +154,15 @@ export async function accountPages(
     const s = await sessions.find(req);
     if (!s) return undefined;
     let ended: 'ended' | 'removed' | undefined;
+    let key: ApiKeyRow | undefined;
     if (s.keyId !== null) {
-      const key = (await d.ledger.listApiKeys(s.accountId)).find((k) => k.id === s.keyId);
+      key = (await d.ledger.listApiKeys(s.accountId)).find((k) => k.id === s.keyId);
       if (!key || key.revoked_at !== null) ended = 'ended';
     }
     const v = ended ? undefined : await team.viewerOf(s);
-    if (!v) {
+    // An owner's key given limits since (or a limited key's member made an owner): it could lift them here.
+    if (v && key && hasLimits(key) && can(v.role, 'keys.others')) ended = 'ended';
+    if (!v || ended) {
       await sessions.drop(s);
       await sessions.end(req, res);
       return ended ?? 'removed';
@@ -260,6 +266,15 @@ export async function accountPages(
     if (!member || member.removed_at !== null) {
       return signIn(req, res, 403, 'That key belongs to a member who was removed from the account.');
     }
+    // A key with limits of an owner: signed in, it could lift its own limits or make a key without them. A member's
+    // or billing member's limited key may sign in: it cannot change limits (docs/decisions.md, teams × limits).
+    if (check.principal.limits && can(member.role, 'keys.others'))
+      return signIn(
+        req,
+        res,
+        403,
+        'That key has limits and belongs to an owner of the account, who could lift them here: sign in with an unrestricted key.',
+      );
     await sessions.start(res, accountId, keyId, member.id);
     go(res, safeNext(req.body.next) ?? '/account');
   });
@@ -330,8 +345,10 @@ export async function accountPages(
     go(res, '/account/signin?done=signed_out');
   });
 
-  const ctx = { d, team, form, signedIn, allow, forbid, viewer, dashboard, send, go };
+  const ctx = { d, team, form, signedIn, allow, forbid, viewer, session, dashboard, send, go };
   keyRoutes(r, ctx);
+  // The page a call refused by its own limit sends a person to: every role (only owners change limits there).
+  limitPage(r, { ...ctx, csrf: (s) => sessions.csrfFor(s) });
   const ownCalls = async (res: Response) => {
     const v = viewer(res);
     return can(v.role, 'history.account') ? undefined : (await team.visibleKeys(v)).map((k) => k.id);

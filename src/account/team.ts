@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { createApiKey } from '../../auth/api-keys.js';
+import { createApiKey, hasLimits } from '../../auth/api-keys.js';
 import type { OAuthStore } from '../../auth/oauth/store.js';
 import type { StateDb } from '../backend.js';
-import type { ApiKeyRow, LedgerRecords } from '../ledger/types.js';
+import type { ApiKeyRow, KeyLimits, LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/hash.js';
 import { newId } from '../lib/ids.js';
+import { limitsText } from '../run/key-limit-input.js';
 import { type AuditActor, type AuditLog, openAuditLog } from './audit.js';
 import { can, type Role } from './roles.js';
 import { openSessionStore, type SessionStore } from './session-store.js';
@@ -127,7 +128,7 @@ export class Team {
 
   /**
    * The keys a viewer may see and manage (revoked ones too: their calls are still its calls): every key for an
-   * owner, its own otherwise. What an owner may limit, once keys have limits.
+   * owner, its own otherwise (their limits read only: only an owner changes limits).
    */
   async visibleKeys(v: Viewer): Promise<MemberKey[]> {
     const keys = await this.keysOf(v.accountId);
@@ -135,16 +136,22 @@ export class Team {
   }
 
   /**
-   * A new key for the viewer, or (an owner) for another active member. `forbidden`: the role may not make keys
-   * for others; `no_member`: no such active member of this account.
+   * A new key for the viewer, or (an owner) for another active member, with `limits` (the caller decides which:
+   * an owner's form, or for others the limits of the key they signed in with). `forbidden`: the role may not make
+   * keys for others; `no_member`: no such active member of this account.
    */
-  async createKey(v: Viewer, forMember: string | undefined, name: string | null) {
+  async createKey(
+    v: Viewer,
+    forMember: string | undefined,
+    name: string | null,
+    limits?: Partial<KeyLimits>,
+  ) {
     const targetId = forMember || v.member.id;
     if (targetId !== v.member.id && !can(v.role, 'keys.others')) return 'forbidden' as const;
     const target = targetId === v.member.id ? v.member : await this.store.member(targetId);
     if (!target || target.account_id !== v.accountId || target.removed_at !== null)
       return 'no_member' as const;
-    const { key, row } = await createApiKey(this.d.ledger, v.accountId, name);
+    const { key, row } = await createApiKey(this.d.ledger, v.accountId, name, limits);
     await this.store.setKeyOwner(v.accountId, row.id, target.id, this.now());
     await this.audit.record(
       {
@@ -152,11 +159,39 @@ export class Team {
         actor: actorOf(v),
         action: 'key.created',
         subject: { id: row.id, name: row.prefix },
-        detail: { key_name: name, member_id: target.id, member_name: target.name },
+        detail: {
+          key_name: name,
+          member_id: target.id,
+          member_name: target.name,
+          ...(hasLimits(row) ? { limits: limitsText(row) } : {}),
+        },
       },
       this.now(),
     );
     return { key, row, member: target };
+  }
+
+  /**
+   * Changes the limits of an active key of the account: owners only (`keys.others`; the route checks the role
+   * too). Undefined: no such active key. Recorded on the event log with the limits as they now are.
+   */
+  async setKeyLimits(v: Viewer, keyId: string, changes: Partial<KeyLimits>) {
+    if (!can(v.role, 'keys.others')) return undefined;
+    const key = (await this.keysOf(v.accountId)).find((k) => k.id === keyId && k.revoked_at === null);
+    const row = key && (await this.d.ledger.setApiKeyLimits(keyId, changes));
+    if (!key || !row) return undefined;
+    const member = await this.store.member(key.member_id);
+    await this.audit.record(
+      {
+        accountId: v.accountId,
+        actor: actorOf(v),
+        action: 'key.limit_changed',
+        subject: { id: key.id, name: key.prefix },
+        detail: { summary: limitsText(row), member_id: key.member_id, member_name: member?.name ?? null },
+      },
+      this.now(),
+    );
+    return row;
   }
 
   /** Revokes a key the viewer may manage (an owner: any of the account's; others: their own). */

@@ -1,18 +1,22 @@
+import { capResetsAt, keyScope } from '../ledger/spend-caps.js';
+import type { ApiKeyRow, CapWindow } from '../ledger/types.js';
 import type { CapUsage } from './events.js';
 
 // The spending caps an account's alerts watch, behind one small interface so that every kind of cap plugs in:
-// OAuth apps' daily limits today (chosen at consent or on the dashboard, counted by the ledger per app and UTC
-// day), API keys' daily and monthly caps when they come. A cap is "crossed" at 80 % and at 100 % of its limit once
-// per window (the window's end is its identity), and reached at once when it refuses a call.
+// OAuth apps' daily limits (chosen at consent or on the dashboard, counted by the ledger per app and UTC day) and
+// API keys' daily and monthly caps (docs/decisions.md "Limits per API key"). A cap is "crossed" at 80 % and at
+// 100 % of its limit once per window (the window's end is its identity), and reached at once when it refuses a
+// call. Spend is read from the ledger's counter of the cap (what is charged plus what is held), as the cap counts
+// it: the alert agrees with the refusal.
 
 export interface CapSource {
   /** The account's caps with what each has spent in its current window (spend counted as the cap counts it). */
   capUsage(accountId: string, now: number): Promise<CapUsage[]>;
 }
 
-/** The scope a hold refused by this cap names (the principal: `oauth:<client>` for an app, the key's id). */
+/** The scope a hold refused by this cap names (the ledger's: `oauth:<client>` for an app, `key:<key id>`). */
 export function capScope(c: Pick<CapUsage, 'kind' | 'id'>): string {
-  return c.kind === 'app' ? `oauth:${c.id}` : c.id;
+  return c.kind === 'app' ? `oauth:${c.id}` : keyScope(c.id);
 }
 
 export interface AppLimit {
@@ -41,6 +45,38 @@ export function appCaps(d: {
           limitMicros: a.daily_limit_micros,
           resetsAt: d.resetsAt(now),
         });
+      }
+      return out;
+    },
+  };
+}
+
+/** API keys' daily and monthly caps: the limits on each active key, the spend from the ledger's counters. */
+export function keyCaps(d: {
+  keys(accountId: string): Promise<ApiKeyRow[]>;
+  spent(accountId: string, scope: string, window: CapWindow): Promise<number>;
+}): CapSource {
+  return {
+    async capUsage(accountId, now) {
+      const out: CapUsage[] = [];
+      for (const k of await d.keys(accountId)) {
+        if (k.revoked_at !== null) continue;
+        const windows: Array<[CapWindow, number | null]> = [
+          ['day', k.daily_limit_micros],
+          ['month', k.monthly_limit_micros],
+        ];
+        for (const [window, limit] of windows) {
+          if (limit === null || limit <= 0) continue;
+          out.push({
+            kind: 'key',
+            id: k.id,
+            name: k.name ?? k.prefix,
+            window,
+            spentMicros: await d.spent(accountId, keyScope(k.id), window),
+            limitMicros: limit,
+            resetsAt: capResetsAt(window, now),
+          });
+        }
       }
       return out;
     },

@@ -30,7 +30,7 @@ export interface AlertsDeps {
   money: { setAlerts(signals: AlertSignals): void };
   clock: Clock;
   log: Logger;
-  /** The account's OAuth apps and their daily limits (the caps watched today; keys' caps join through `caps`). */
+  /** The account's OAuth apps and their daily limits (watched here; API keys' caps join through `caps`). */
   apps(accountId: string): Promise<AppLimit[]>;
   caps?: CapSource | undefined;
   /** The database's health (src/run/db-health.ts): a pass that fails because it does not answer is its outage. */
@@ -82,7 +82,7 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
   ];
   const apps = appCaps({
     apps: d.apps,
-    spentToday: (id, scope) => d.ledger.dailySpend(id, scope),
+    spentToday: (id, scope) => d.ledger.capSpend(id, scope, 'day'),
     resetsAt: nextUtcMidnight,
   });
   const caps = d.caps ? allCaps(apps, d.caps) : apps;
@@ -266,7 +266,7 @@ function mailHost(publicUrl: string): string {
   return isIP(host) ? 'localhost' : host;
 }
 
-export { allCaps, appCaps, type CapSource } from './caps.js';
+export { allCaps, appCaps, type CapSource, keyCaps } from './caps.js';
 export { ALERT_EVENT_TYPES, EVENT_LABELS } from './events.js';
 export type { AlertSignals } from './signals.js';
 export type { AlertSettings, DeliveryRow } from './store.js';

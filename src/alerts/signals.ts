@@ -14,7 +14,7 @@ import type {
 export interface AlertSignals {
   /** Money moved on the account (a capture, a credit, card money, the line): its thresholds are looked at soon. */
   touched(accountId: string): void;
-  /** A hold was refused by the per-day cap of `scope` (`oauth:<client>`, or a key's id): that cap is reached. */
+  /** A hold was refused by a cap of `scope` (`oauth:<client>`, `key:<key id>`): that cap is reached. */
   capRefused(accountId: string, scope: string): void;
   /** Card money was recorded or reported again (a top-up succeeded). Never rejects. */
   cardMoney(req: ExternalRequest, r: ExternalResult): Promise<void>;

@@ -91,56 +91,6 @@ export async function accountsList(ledger: LedgerRecords, out: Out) {
   );
 }
 
-export async function keysCreate(ledger: LedgerRecords, out: Out, account: string, name?: string) {
-  const acct = await findAccount(ledger, account);
-  const { key, row } = await createApiKey(ledger, acct.id, name);
-  out.result(
-    { account_id: acct.id, key_id: row.id, name: row.name, api_key: key },
-    `key ${row.id}${row.name ? ` "${row.name}"` : ''} for ${accountLabel(acct)}\nAPI key (shown once): ${key}`,
-  );
-}
-
-export async function keysList(ledger: LedgerRecords, out: Out, account?: string) {
-  const acct = account === undefined ? undefined : await findAccount(ledger, account);
-  const keys = await ledger.listApiKeys(acct?.id);
-  const rows = keys.map((k) => ({
-    key_id: k.id,
-    account_id: k.account_id,
-    prefix: k.prefix,
-    name: k.name,
-    created_at: new Date(k.created_at).toISOString(),
-    revoked_at: k.revoked_at === null ? null : new Date(k.revoked_at).toISOString(),
-  }));
-  out.result(
-    { keys: rows },
-    rows.length === 0
-      ? 'no keys'
-      : table(
-          ['KEY', 'ACCOUNT', 'NAME', 'PREFIX', 'CREATED (UTC)', 'STATUS'],
-          rows.map((k) => [
-            k.key_id,
-            k.account_id,
-            k.name ?? '',
-            `${k.prefix}…`,
-            minute(k.created_at),
-            k.revoked_at ? `revoked ${minute(k.revoked_at)}` : 'active',
-          ]),
-        ),
-  );
-}
-
-export async function keysRevoke(ledger: LedgerRecords, out: Out, keyId: string) {
-  const revoked = await ledger.revokeApiKey(keyId);
-  if (!revoked) {
-    const near = nearest(
-      keyId,
-      (await ledger.listApiKeys()).filter((k) => k.revoked_at === null).map((k) => k.id),
-    );
-    throw new NotFoundError(`no active key ${keyId}${near ? ` (did you mean ${near}?)` : ''}`);
-  }
-  out.result({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
-}
-
 export async function credit(
   ledger: LedgerRecords,
   money: Lifecycle,

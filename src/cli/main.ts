@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { openOAuthStore } from '../../auth/oauth/store.js';
+import type { StateDb } from '../backend.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { DB_FILE, openStateLedger } from '../ledger/index.js';
 import type { LedgerRecords } from '../ledger/types.js';
@@ -15,6 +16,7 @@ import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { catalogCommand } from './catalog.js';
 import { chooseDatabase, databaseError, describeDatabase, noDatabase } from './database.js';
+import * as keys from './keys.js';
 import { members } from './members.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
@@ -128,7 +130,7 @@ async function run(argv: string[], out: Out): Promise<number> {
       await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
     } else if (command === 'members') {
       await members(opened.state, ledger, config.publicUrl, out, sub, rest, values);
-    } else await dispatch(ledger, money, out, command as string, sub, rest, values);
+    } else await dispatch(opened.state, ledger, money, out, command as string, sub, rest, values);
     // Which database answered (a refusal names it in its own words).
     out.info(`database: ${describeDatabase(config)}`);
     return 0;
@@ -190,6 +192,10 @@ function parse(argv: string[]) {
       name: { type: 'string' },
       role: { type: 'string' },
       'credit-usd': { type: 'string' },
+      'max-call-usd': { type: 'string' },
+      'daily-limit-usd': { type: 'string' },
+      'monthly-limit-usd': { type: 'string' },
+      actions: { type: 'string' },
       limit: { type: 'string' },
       template: { type: 'boolean' },
       workers: { type: 'string' },
@@ -202,6 +208,7 @@ function parse(argv: string[]) {
 type Values = ReturnType<typeof parse>['values'];
 
 async function dispatch(
+  state: StateDb,
   ledger: LedgerRecords,
   money: Lifecycle,
   out: Out,
@@ -215,14 +222,25 @@ async function dispatch(
     if (!v) throw new UsageError(`missing ${what}`, usageOf(command, s));
     return v;
   };
+  const limits = {
+    maxCallUsd: values['max-call-usd'],
+    dailyLimitUsd: values['daily-limit-usd'],
+    monthlyLimitUsd: values['monthly-limit-usd'],
+    actions: values.actions,
+  };
   switch (command) {
     case 'accounts':
       if (sub === 'list') return cmd.accountsList(ledger, out);
       return cmd.accountsCreate(ledger, money, out, { name: values.name, creditUsd: values['credit-usd'] });
     case 'keys':
-      if (sub === 'create') return cmd.keysCreate(ledger, out, need(rest[0], '<account>', sub), values.name);
-      if (sub === 'list') return cmd.keysList(ledger, out, rest[0]);
-      return cmd.keysRevoke(ledger, out, need(rest[0], '<key_id>', sub));
+      if (sub === 'create')
+        return keys.keysCreate(ledger, out, need(rest[0], '<account>', sub), {
+          name: values.name,
+          ...limits,
+        });
+      if (sub === 'list') return keys.keysList(ledger, out, rest[0]);
+      if (sub === 'limit') return keys.keysLimit(ledger, state, out, need(rest[0], '<key_id>', sub), limits);
+      return keys.keysRevoke(ledger, out, need(rest[0], '<key_id>', sub));
     case 'credit':
       return cmd.credit(ledger, money, out, need(sub, '<account>'), need(rest[0], '<usd>'));
     case 'balance':

@@ -13,8 +13,11 @@ export const COMMANDS: Record<string, Record<string, string>> = {
     list: 'accounts list',
   },
   keys: {
-    create: 'keys create <account> [--name N]',
+    create:
+      'keys create <account> [--name N] [--max-call-usd X] [--daily-limit-usd Y] [--monthly-limit-usd Z] [--actions a,b]',
     list: 'keys list [<account>]',
+    limit:
+      'keys limit <key_id> [--max-call-usd X|none] [--daily-limit-usd Y|none] [--monthly-limit-usd Z|none] [--actions a,b|none]',
     revoke: 'keys revoke <key_id>',
   },
   credit: { '': 'credit <account> <usd>' },
@@ -48,8 +51,14 @@ Usage: ${ENTRY} <command> [options] [--json]     (or \`tollgate\` after \`npm li
   accounts create [--name N] [--credit-usd X]
                                           create an account and its first API key
   accounts list                           accounts with their balances and credit lines
-  keys create <account> [--name N]        issue another API key
-  keys list [<account>]                   list keys with their names (never the secrets)
+  keys create <account> [--name N] [--max-call-usd X] [--daily-limit-usd Y] [--monthly-limit-usd Z]
+              [--actions svc/action,svc2]
+                                          issue another API key, optionally with limits: most per call, per UTC
+                                          day and month (USD), and the only services or actions it may call
+  keys limit <key_id> [--max-call-usd X|none] [--daily-limit-usd Y|none] [--monthly-limit-usd Z|none]
+             [--actions a,b|none]         change a key's limits (none removes one); applies within seconds
+  keys list [<account>]                   list keys with their limits and what each spent today and this month
+                                          (never the secrets)
   keys revoke <key_id>                    revoke a key; it stops working at once
   credit <account> <usd>                  add credit to an account
   balance <account>                       show an account's balance

@@ -5,7 +5,7 @@ import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { MCP_SCOPE } from '../../auth/oauth/scopes.js';
 import { createAuthorizationServer } from '../../auth/oauth/server.js';
 import { accountPages } from '../account/routes.js';
-import { type Alerts, openAlerts } from '../alerts/index.js';
+import { type Alerts, keyCaps, openAlerts } from '../alerts/index.js';
 import type { Billing } from '../billing/index.js';
 import { gatewayReadiness } from '../cli/state.js';
 import { createApp, type Door } from '../http/app.js';
@@ -88,9 +88,16 @@ export async function openDoors(
   // through the authorization server's one callback, hence the late binding).
   const grants = new OAuthGrants(oauth.store);
   // Per-account alerts (src/alerts): thresholds looked at off the call path, deliveries sent in the background.
+  // API keys' daily and monthly caps are watched beside the apps' (docs/decisions.md "Limits per API key").
+  const caps = keyCaps({
+    keys: (id) => ledger.listApiKeys(id),
+    spent: (id, scope, window) => ledger.capSpend(id, scope, window),
+  });
+  const apps = (id: string) => grants.of(id);
   const alerts = await openAlerts(config, {
     ...{ state, ledger, money, clock, log, health },
-    apps: (id) => grants.of(id),
+    apps,
+    caps,
   });
   b.closers.add(() => alerts.close());
   const account = await accountPages({

@@ -20,6 +20,11 @@ export interface LedgerTable {
   order: readonly string[];
   /** Upserted rather than inserted: the system accounts, which every new ledger already has (at zero). */
   upsert?: string;
+  /**
+   * Lists of text: a JSON list on SQLite (as the file carries them), a text[] on PostgreSQL (a call's cap
+   * counters, `calls.cap_keys`).
+   */
+  textLists?: readonly string[];
 }
 
 export const LEDGER_TABLES: readonly LedgerTable[] = [
@@ -41,7 +46,19 @@ export const LEDGER_TABLES: readonly LedgerTable[] = [
   },
   {
     table: 'api_keys',
-    columns: ['id', 'account_id', 'hash', 'prefix', 'name', 'created_at', 'revoked_at'],
+    columns: [
+      'id',
+      'account_id',
+      'hash',
+      'prefix',
+      'name',
+      'created_at',
+      'revoked_at',
+      'max_call_micros',
+      'daily_limit_micros',
+      'monthly_limit_micros',
+      'actions',
+    ],
     order: ['id'],
   },
   {
@@ -64,8 +81,10 @@ export const LEDGER_TABLES: readonly LedgerTable[] = [
       'created_at',
       'finished_at',
       'meta',
+      'cap_keys',
     ],
     order: ['id'],
+    textLists: ['cap_keys'],
   },
   {
     table: 'entries',
@@ -98,7 +117,13 @@ export const LEDGER_TABLES: readonly LedgerTable[] = [
     columns: ['account_id', 'key', 'fingerprint', 'call_id', 'status', 'response', 'created_at'],
     order: ['account_id', 'key'],
   },
-  { table: 'daily_spend', columns: ['account_id', 'day', 'spent_micros'], order: ['account_id', 'day'] },
+  // The spending caps' counters (src/ledger/spend-caps.ts): what each cap counted in its window, so a key's or
+  // an app's day and month go on counting where they were.
+  {
+    table: 'spend_counters',
+    columns: ['account_id', 'counter', 'spent_micros'],
+    order: ['account_id', 'counter'],
+  },
   { table: 'call_jobs', columns: ['account_id', 'handle', 'call_id'], order: ['account_id', 'handle'] },
 ];
 
@@ -195,7 +220,7 @@ export function totalsSql(backend: Backend): string {
       (SELECT ${sum('refunded_micros')} FROM calls) AS refunded_micros,
       (SELECT count(*) FROM movements) AS movements,
       (SELECT ${sum('amount_micros')} FROM movements) AS movement_micros,
-      (SELECT ${sum('spent_micros')} FROM daily_spend) AS daily_spent_micros`;
+      (SELECT ${sum('spent_micros')} FROM spend_counters) AS counted_micros`;
 }
 
 /**

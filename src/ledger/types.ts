@@ -101,7 +101,30 @@ export interface TimeRange {
   toMs?: number | undefined;
 }
 
-export interface ApiKeyRow {
+/**
+ * What an API key may spend and call (docs/operator.md "Limits per API key"). Every field is optional: null is no
+ * limit. The daily and monthly limits are caps in UTC windows, checked with the hold (SpendCap, scope
+ * `key:<key id>`); the maximum per call and the allowed actions are checked before it (src/run/spend-limits.ts).
+ */
+export interface KeyLimits {
+  /** The most one call may hold (a flat price; a metered call's worst case), micro-USD. */
+  max_call_micros: number | null;
+  /** What the key may spend (charged plus held) per UTC day, micro-USD. */
+  daily_limit_micros: number | null;
+  /** … per UTC calendar month. */
+  monthly_limit_micros: number | null;
+  /** The services (`scraperA`, `llm` for the model router) and actions (`scraperA/scrape`) it may call. */
+  actions: string[] | null;
+}
+
+export const NO_KEY_LIMITS: KeyLimits = Object.freeze({
+  max_call_micros: null,
+  daily_limit_micros: null,
+  monthly_limit_micros: null,
+  actions: null,
+}) as KeyLimits;
+
+export interface ApiKeyRow extends KeyLimits {
   id: string;
   account_id: string;
   /** First characters of the key, for display (`tg_sk_ab12…`). */
@@ -109,6 +132,34 @@ export interface ApiKeyRow {
   name: string | null;
   created_at: number;
   revoked_at: number | null;
+}
+
+/** A key with what it spent: net of refunds, calls that succeeded, by the UTC day and month they started in. */
+export interface KeyUsage extends ApiKeyRow {
+  /** The UTC day (YYYY-MM-DD) and month (YYYY-MM) the figures are for: the ledger clock's current ones. */
+  day: string;
+  month: string;
+  spent_today_micros: number;
+  spent_month_micros: number;
+}
+
+/** A spending cap's window: a UTC calendar day or a UTC calendar month. */
+export type CapWindow = 'day' | 'month';
+
+/**
+ * A cap on what (part of) an account may spend in a UTC window, counting what is charged and what is held: checked
+ * and reserved in the same serialized write as the hold, so parallel calls never pass it. A hold counts against
+ * the window it was admitted in; what its capture does not use, and what a refund gives back, comes off that
+ * window's counter.
+ */
+export interface SpendCap {
+  /**
+   * Whose spend it counts, with a counter of its own: '' the whole account (the model router's inference cap),
+   * `key:<key id>` one API key, `oauth:<client id>` one OAuth app.
+   */
+  scope: string;
+  window: CapWindow;
+  limitMicros: number;
 }
 
 export type PaymentMethod = 'api_key' | 'oauth' | 'x402';
@@ -147,11 +198,10 @@ export interface BeginRequest {
   /** The hold expires (and the sweeper voids it) this many ms after it was taken. */
   holdTtlMs: number;
   /**
-   * Optional per-UTC-day spending cap checked together with the hold (model router). `scope` counts against a
-   * separate cap inside the account (an OAuth client's daily limit: `oauth:<client id>`); absent, the
-   * account-wide one.
+   * Caps checked together with the hold, in its one serialized write: the model router's daily inference cap, an
+   * API key's daily and monthly limits, an OAuth app's daily limit. Each (scope, window) appears at most once.
    */
-  dailyCap?: { limitMicros: number; scope?: string };
+  caps?: readonly SpendCap[] | undefined;
   /**
    * Money that comes with the call instead of from the balance (an x402 payment, verified but not yet settled):
    * credited in the same write as the hold (a topup from sys_funding tagged with the call), consumed by the
@@ -174,7 +224,8 @@ export type BeginResult =
       /** Set when the account has a credit line that is frozen: why (so the refusal can say where to fix it). */
       lineFrozen?: { reason: string };
     }
-  | { kind: 'daily_cap'; spentMicros: number; limitMicros: number; resetsAt: number };
+  /** A cap would be passed: the first one (in the request's order), what it has counted, and when it resets. */
+  | { kind: 'cap_reached'; cap: SpendCap; spentMicros: number; resetsAt: number };
 
 export interface CaptureRequest {
   /** Amount to post, ≤ the hold. The remainder of the hold is released. */
@@ -238,10 +289,11 @@ export interface LedgerReads {
   /** Spend per UTC day and service in a time range (calls that succeeded, net of refunds). */
   usageByDay(accountId: string, range: TimeRange): Promise<UsageRow[]>;
   /**
-   * What counts against a per-UTC-day cap today, as the cap is checked: spend captured plus holds in flight; the
-   * account-wide counter, or a scope's (`oauth:<client>`). The alerts' cap crossings read it.
+   * What counts against a spending cap in its current window (by the ledger's clock), as the cap is checked:
+   * spend captured plus holds in flight; the scope's counter (SpendCap: '' the account, `key:<key id>`,
+   * `oauth:<client id>`). The alerts' cap crossings read it.
    */
-  dailySpend(accountId: string, scope?: string): Promise<number>;
+  capSpend(accountId: string, scope: string, window: CapWindow): Promise<number>;
   /** Spend per principal in a time range (calls that succeeded, net of refunds): per key, per app. */
   spendByPrincipal(accountId: string, range: TimeRange): Promise<PrincipalSpendRow[]>;
   /** The calls these principals made (a team member's keys), newest first, optionally within a time range. */
@@ -253,6 +305,12 @@ export interface LedgerReads {
   ): Promise<CallRow[]>;
   /** `usageByDay` of these principals' calls only (a team member's own usage). */
   usageByDayOf(accountId: string, principals: readonly string[], range: TimeRange): Promise<UsageRow[]>;
+  /**
+   * Every key of the account (revoked ones too, oldest first) with its limits and what it spent today and this
+   * month (UTC, by the ledger's clock): calls that succeeded, net of refunds. Holds in flight are not in it (the
+   * caps count them too). For the dashboard, `keys list` and spend alerts.
+   */
+  keyUsage(accountId: string): Promise<KeyUsage[]>;
 }
 
 /** Accounts and keys: records that move no money. */
@@ -263,8 +321,16 @@ export interface LedgerAdmin {
     hash: string;
     prefix: string;
     name?: string | null;
+    limits?: Partial<KeyLimits>;
   }): Promise<ApiKeyRow>;
   revokeApiKey(id: string): Promise<boolean>;
+  /**
+   * Changes an active key's limits (a field absent: unchanged; null: removed). A daily or monthly limit that is set
+   * starts from what the key already spent in the current window (its recorded charges), not from zero. Applies at
+   * once in this process (its key cache forgets the key), within the cache's bound elsewhere. Returns the key as
+   * it now is, or undefined when there is no such active key.
+   */
+  setApiKeyLimits(id: string, changes: Partial<KeyLimits>): Promise<ApiKeyRow | undefined>;
 }
 
 /** Money from or back to outside, recorded once per outside reference. */
@@ -337,7 +403,7 @@ export type SettlementResult =
 export interface LedgerMoney {
   /** Adds credit to an account (a top-up from outside money). Returns the new balance. */
   credit(accountId: string, micros: number, memo: string): Promise<Balance>;
-  /** Claims the idempotency key, checks funds (and the daily cap) and takes the hold: one serialized write. */
+  /** Claims the idempotency key, checks funds (and the caps) and takes the hold: one serialized write. */
   begin(req: BeginRequest): Promise<BeginResult>;
   /** Posts ≤ hold and records success; throws LedgerStateError if the hold was already resolved. */
   capture(callId: string, req: CaptureRequest): Promise<{ chargedMicros: number }>;

@@ -6,6 +6,7 @@ import { stages } from '../lib/stage-timing.js';
 import type { TraceCarrier } from '../ops/telemetry.js';
 import { admit, type CallScope, openScope } from '../run/call-scope.js';
 import { observeCall } from '../run/observe.js';
+import { refuseAction } from '../run/spend-limits.js';
 import type { MeteredAnswer, MeteredPayment, MeteredX402 } from '../run/x402/metered.js';
 import { worstCaseMicros } from './cost.js';
 import { type ChatRequest, normalizeChatRequest } from './request.js';
@@ -34,7 +35,9 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 // The metered execution path of the model router (docs/spec.md §4.9, §7, §8): the per-token sibling of
 // execute(), on the same lifecycle (src/run/lifecycle.ts) and call scope (src/run/call-scope.ts).
 //   1. validate the body (request rules) and resolve the model or tier to priced candidates
-//   2. hold the worst case over the candidates, checking funds AND the per-UTC-day cap in one serialized write
+//   2. hold the worst case over the candidates, checking funds AND the caps (the account's per-UTC-day inference
+//      cap, the key's daily and monthly limits) in one serialized write; a worst case above the key's maximum per
+//      call is refused before it (lower max_tokens)
 //   3. try the candidates in order while nothing has reached the caller (fallback)
 //   4. capture the actual cost from the upstream's usage, never more than the hold; void when nothing was
 //      produced or the call failed. Every call is itemized in the transaction record.
@@ -106,6 +109,8 @@ async function run(
       'The model router needs your API key: configure your OpenAI client with api_key "tg_sk_…" (sent as "Authorization: Bearer tg_sk_…").',
     );
   }
+  // A key limited to some services or actions uses the router only if they include `llm`.
+  refuseAction(principal, LLM_ACTION);
   const timer = stages();
   const req = normalizeChatRequest(rawBody);
   timer?.mark('validate (zod)');

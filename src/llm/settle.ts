@@ -3,6 +3,7 @@ import type { AccountPrincipal } from '../../auth/principal.js';
 import { GatewayError } from '../errors.js';
 import type { Hold } from '../run/lifecycle.js';
 import { RECEIPT_HEADER, settlementOf, signReceipt } from '../run/receipts.js';
+import { ROUTER_ACTION } from '../run/spend-limits.js';
 import { encodeReceipt } from '../run/x402/codec.js';
 import type { MeteredAnswer, MeteredPayment } from '../run/x402/metered.js';
 import {
@@ -17,8 +18,8 @@ import type { ChatRequest } from './request.js';
 import type { StreamEnd } from './stream.js';
 import type { ChatOutcome, MeteredDeps, ModelRoute, PricedModel } from './types.js';
 
-/** The action of the model router's transaction records and receipts. */
-export const LLM_ACTION = 'llm/chat.completions';
+/** The action of the model router's transaction records and receipts (what a key's allowed actions name). */
+export const LLM_ACTION = ROUTER_ACTION;
 /** The SSE comment that carries a stream's receipt (comments are ignored by SSE parsers and OpenAI clients). */
 export const RECEIPT_SSE_COMMENT = 'tollgate-receipt';
 

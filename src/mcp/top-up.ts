@@ -127,7 +127,8 @@ export async function askForFix(
   if (ctx.era === 'modern' && declaresUrlElicitation(ctx.capabilities)) {
     const asked = (resumed?.asked ?? 0) + 1;
     if (asked > MAX_ASKS) return mcpErrorResult(error);
-    const needs = Number(error.details?.required_micros ?? 0);
+    // A top-up is waited for on the retry (bounded); a raised limit applies at once, so nothing to wait for.
+    const needs = fix.action === 'raise_limit' ? 0 : Number(error.details?.required_micros ?? 0);
     const state: State = {
       c: callerHash(caller),
       t: ctx.tool,

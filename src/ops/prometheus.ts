@@ -84,7 +84,7 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
     ),
     refused: new CounterFamily(
       'tollgate_hold_refusals_total',
-      'Holds refused before a call ran, by reason, and for daily caps by whose cap (account, client, door).',
+      'Holds refused before a call ran, by reason, and for spending limits by whose limit (key, client, door).',
       ['reason', 'scope'],
     ),
     card: new CounterFamily(

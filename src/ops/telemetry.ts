@@ -21,11 +21,13 @@ export type PaymentLabel = 'api_key' | 'oauth' | 'x402' | 'anonymous';
 export type HoldRefusal =
   | 'insufficient_credit'
   | 'daily_cap_exceeded'
+  | 'monthly_cap_exceeded'
+  | 'call_limit_exceeded'
   | 'idempotency_in_flight'
   | 'idempotency_mismatch';
 
-/** Which daily cap refused a hold: the account's, an OAuth client's, or a door's (the inference cap). */
-export type CapScope = 'account' | 'client' | 'door' | 'none';
+/** Whose limit refused a hold: an API key's, an OAuth client's, or a door's (the inference cap); none. */
+export type CapScope = 'account' | 'client' | 'door' | 'key' | 'none';
 
 /** The label of a call to an action id the catalog does not have (never the caller's string). */
 export const UNKNOWN_ACTION = '_unknown';

@@ -25,6 +25,7 @@ import {
 import { type ReceiptFacts, type ReceiptSigner, signReceipt, signReceiptAsync } from './receipts.js';
 import { unauthorized } from './refusals.js';
 import { jobHandleOf, refundIfJobFailed, runHandler } from './run-handler.js';
+import { refuseAction } from './spend-limits.js';
 import { zodIssues } from './zod-issues.js';
 
 let ids: string[] | undefined;
@@ -192,6 +193,8 @@ async function run(
       unknownName('action', actionId, actionIds(), 'GET /api/run lists the catalog'),
     );
   }
+  // An API key limited to some services or actions calls only those (free ones included).
+  refuseAction(principal, action.id);
 
   // 2. strip guard fields, validate
   if (rawInput === null || typeof rawInput !== 'object' || Array.isArray(rawInput)) {
@@ -311,7 +314,8 @@ async function runPaid(
   if (principal.kind === 'x402' && !payment) throw new Error('an x402 principal needs its payment');
   const funding = await payment?.authorize();
 
-  // 4 + 5. idempotency claim, funds check (and the OAuth client's daily limit) and hold: one serialized write
+  // 4 + 5. the key's maximum per call, then idempotency claim, funds check, caps (the key's or OAuth app's) and
+  // hold: one serialized write
   const held = await deps.money.hold({
     principal,
     action: action.id,

@@ -23,6 +23,15 @@ export function fixAt(accountUrl: string, action: keyof typeof PAGES): Fix {
   return { action, url: `${accountUrl}${PAGES[action]}` };
 }
 
+/**
+ * The page that raises a caller's own limit: an API key's (`/account/limit?key=<key id>`) or an OAuth app's
+ * (`?app=<client id>`). An owner changes it there; anyone else is told that an owner must (src/account/limit-page.ts).
+ */
+export function raiseLimitAt(accountUrl: string, of: { key: string } | { app: string }): Fix {
+  const q = 'key' in of ? `key=${encodeURIComponent(of.key)}` : `app=${encodeURIComponent(of.app)}`;
+  return { action: 'raise_limit', url: `${accountUrl}/limit?${q}` };
+}
+
 const ACTIONS = new Set<string>(['top_up', 'add_card', 'raise_limit']);
 
 /** The fix a refusal carries, if any. */

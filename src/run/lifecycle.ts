@@ -16,9 +16,11 @@ import type {
 import { LedgerStateError } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
-import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
+import type { HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import type { DatabaseHealth } from './db-health.js';
+import { capScopeOf, observed } from './observed.js';
 import { holdRefusal } from './refusals.js';
+import { capsOf, type DoorCap, refuseHold } from './spend-limits.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
@@ -36,7 +38,8 @@ import { holdRefusal } from './refusals.js';
 // Flat-price actions (execute), metered model calls (src/llm), x402 payments (src/run/x402) and the
 // operator's CLI all drive it, so the rules below hold for every door and every way of paying:
 // - the price is reserved before the work runs, in one serialized write with the funds check, the idempotency
-//   claim and any daily cap, and the caller is told plainly why when it cannot be;
+//   claim and the caps (a door's, an API key's, an OAuth app's), and the caller is told plainly why when it
+//   cannot be;
 // - a hold resolves exactly once, posting at most its amount;
 // - a capture that finds its hold already resolved (swept after expiry) delivers the result uncharged:
 //   under-billing is the safe direction, and it is logged as an error.
@@ -81,11 +84,11 @@ export interface HoldSpec {
   timeoutMs: number;
   idempotency?: { key: string; fingerprint: string } | undefined;
   /**
-   * A per-UTC-day cap of the door, checked with the hold (the model router's inference cap; `name` starts the
-   * refusal: "Daily inference cap"). Without one, an OAuth client's own daily limit (chosen by the account
-   * owner at consent) applies.
+   * A per-UTC-day cap of the door on the whole account, checked with the hold (the model router's inference cap;
+   * `name` starts the refusal: "Daily inference cap"). The caller's own limits (an API key's, an OAuth app's)
+   * apply besides it.
    */
-  doorCap?: { limitMicros: number; name: string } | undefined;
+  doorCap?: DoorCap | undefined;
   /** Money that comes with the call (a verified x402 payment): credited with the hold, reversed if unused. */
   funding?: { micros: number; memo: string } | undefined;
   meta?: Record<string, unknown> | undefined;
@@ -275,12 +278,14 @@ export class Lifecycle {
   async hold(spec: HoldSpec): Promise<HoldOutcome> {
     const { principal } = spec;
     const holdMicros = spec.holdMicros ?? spec.priceMicros;
-    const cap = spec.doorCap
-      ? { limitMicros: spec.doorCap.limitMicros }
-      : principal.kind === 'oauth' && principal.dailyLimitMicros !== undefined
-        ? // Kept per (account, client): the scope keeps its own counter inside the account's.
-          { limitMicros: principal.dailyLimitMicros, scope: principalRef(principal) }
-        : undefined;
+    // The caller's maximum per call first (no ledger write for a call that can never run), then every cap with
+    // the hold: the door's, the key's day and month, the app's day (./spend-limits.ts).
+    try {
+      refuseHold(principal, spec.action, holdMicros, spec.holdNote, this.deps.accountUrl?.());
+    } catch (e) {
+      this.deps.telemetry?.metrics.holdRefused('call_limit_exceeded', capScopeOf(e));
+      throw e;
+    }
     const begun = await observed(this.deps.telemetry, 'hold', () =>
       this.deps.ledger.begin({
         accountId: principal.accountId,
@@ -291,7 +296,7 @@ export class Lifecycle {
         principal: principalRef(principal),
         idempotency: spec.idempotency,
         holdTtlMs: Math.max(this.deps.holdTtlMs, spec.timeoutMs + HOLD_MARGIN_MS),
-        dailyCap: cap,
+        caps: capsOf(principal, spec.doorCap),
         funding: spec.funding,
         meta: spec.meta,
       }),
@@ -309,16 +314,14 @@ export class Lifecycle {
       };
     }
     if (begun.kind === 'replay') return begun;
-    const capScope = (cap as { scope?: string } | undefined)?.scope;
-    if (begun.kind === 'daily_cap' && capScope) this.deps.alerts?.capRefused(principal.accountId, capScope);
+    // A key's or an app's own cap refused it: that cap is reached (an alert; the door's account-wide cap is not one).
+    if (begun.kind === 'cap_reached' && begun.cap.scope !== '')
+      this.deps.alerts?.capRefused(principal.accountId, begun.cap.scope);
     const refusal = holdRefusal(begun, spec, holdMicros, {
       now: this.deps.clock.now(),
       accountUrl: this.deps.accountUrl?.(),
     });
-    this.deps.telemetry?.metrics.holdRefused(
-      refusal.code as HoldRefusal,
-      (refusal.details?.scope as CapScope | undefined) ?? 'none',
-    );
+    this.deps.telemetry?.metrics.holdRefused(refusal.code as HoldRefusal, capScopeOf(refusal));
     throw refusal;
   }
 
@@ -470,25 +473,4 @@ export class Lifecycle {
 
 function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
   return p.kind;
-}
-
-/** One ledger write under its trace step and its latency metric; just the write without telemetry. */
-async function observed<T>(
-  tel: Telemetry | undefined,
-  op: 'hold' | 'capture' | 'void',
-  write: () => Promise<T>,
-): Promise<T> {
-  if (tel === undefined) return write();
-  const step = tel.tracing?.step(op);
-  const started = performance.now();
-  try {
-    const r = await write();
-    step?.end();
-    return r;
-  } catch (e) {
-    step?.end('ledger_error');
-    throw e;
-  } finally {
-    tel.metrics.ledgerOp(op, (performance.now() - started) / 1000);
-  }
 }

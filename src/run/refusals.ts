@@ -4,6 +4,7 @@ import type { BeginResult } from '../ledger/types.js';
 import { centsPhrase, formatUsd, microsToCents } from '../lib/money.js';
 import { fixAt } from './fixes.js';
 import type { HoldSpec } from './lifecycle.js';
+import { capRefusal } from './spend-limits.js';
 
 // The ways a call is refused before it runs, with messages that tell the caller what to do next.
 
@@ -55,8 +56,8 @@ export function unauthorized(action: Action): GatewayError {
 }
 
 /**
- * Why a hold was refused, in words that say what to do next: wait (a busy idempotency key, a daily cap), use a
- * new key, or add money (top up, fix the card, ask the operator).
+ * Why a hold was refused, in words that say what to do next: wait (a busy idempotency key, a spending cap), use
+ * a new key, or add money (top up, fix the card, ask the operator).
  */
 export function holdRefusal(
   r: Exclude<BeginResult, { kind: 'started' } | { kind: 'replay' }>,
@@ -105,25 +106,7 @@ export function holdRefusal(
         },
       );
     }
-    case 'daily_cap': {
-      const retryAfterSeconds = Math.max(1, Math.ceil((r.resetsAt - ctx.now) / 1000));
-      const what = spec.doorCap
-        ? `${spec.doorCap.name} of ${formatUsd(r.limitMicros)} reached (${formatUsd(r.spentMicros)} spent or held today)`
-        : principal.kind === 'oauth'
-          ? `This app's daily spending limit of ${formatUsd(r.limitMicros)}, set when it was connected, is reached`
-          : `The daily spending cap of ${formatUsd(r.limitMicros)} is reached`;
-      return new GatewayError(
-        'daily_cap_exceeded',
-        `${what}; it resets at 00:00 UTC, in ${retryAfterSeconds}s. Nothing was charged.`,
-        {
-          retryAfterSeconds,
-          details: {
-            limit_micros: r.limitMicros,
-            spent_micros: r.spentMicros,
-            scope: spec.doorCap ? 'door' : principal.kind === 'oauth' ? 'client' : 'account',
-          },
-        },
-      );
-    }
+    case 'cap_reached':
+      return capRefusal(r, principal, spec.doorCap, ctx.now, ctx.accountUrl);
   }
 }

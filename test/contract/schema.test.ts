@@ -91,8 +91,15 @@ describe('[scale:one-schema] the store layer schema', () => {
           .sort(),
       ).toEqual(PG_ONLY);
       expect(Object.keys(lite).filter((t) => !(t in pg))).toEqual(SQLITE_ONLY);
+      // A call's spending-cap counters: a text[] on PostgreSQL (its function takes an array), JSON text on SQLite.
       const alike = (cols: string[] | undefined) =>
-        cols?.map((c) => (c === 'tags:json' ? 'tags:text' : c.replace(':boolean', ':numeric')));
+        cols?.map((c) =>
+          c === 'tags:json'
+            ? 'tags:text'
+            : c === 'cap_keys:_text'
+              ? 'cap_keys:text'
+              : c.replace(':boolean', ':numeric'),
+        );
       for (const table of Object.keys(lite).filter((t) => t in pg)) {
         const extra = PG_COLUMNS[table] ?? [];
         expect(alike(pg[table]?.filter((c) => !extra.includes(c))), table).toEqual(alike(lite[table]));

@@ -180,6 +180,15 @@ describe.each(WIDTHS)('the pages at $width px', (w) => {
     await page.getByRole('button', { name: 'Copy the new API key' }).click();
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toMatch(/^tg_sk_/);
     await shot(page, `${w.name}-4-new-key`);
+
+    // A key's limits: the change form opened in its row, and the page a refused call sends a person to.
+    const [keyRow] = await t.gw.ledger.listApiKeys(signedUp.principal.accountId);
+    await page.locator(`#keys-table tbody[data-key-id="${keyRow?.id}"] summary`).click();
+    await expectNoSidewaysScroll(page, "dashboard with a key's limits form open");
+    await page.goto(`${t.url}/account/limit?key=${keyRow?.id}`);
+    await page.getByRole('heading', { name: 'Raise this key’s limit to continue' }).waitFor();
+    await expectNoSidewaysScroll(page, 'the page that raises a limit');
+    await shot(page, `${w.name}-5-raise-limit`);
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);

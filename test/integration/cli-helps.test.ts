@@ -65,7 +65,9 @@ describe('a CLI that helps', () => {
 
     const keys = cli('keys', 'list', 'alice');
     expect(keys.code, keys.stderr).toBe(0);
-    expect(keys.stdout.split('\n')[0]).toMatch(/^KEY\s+ACCOUNT\s+NAME\s+PREFIX\s+CREATED \(UTC\)\s+STATUS$/);
+    expect(keys.stdout.split('\n')[0]).toMatch(
+      /^KEY\s+ACCOUNT\s+NAME\s+PREFIX\s+CREATED \(UTC\)\s+STATUS\s+MAX\/CALL\s+TODAY \(UTC\)\s+THIS MONTH\s+ACTIONS$/,
+    );
     const [kh, kc] = columns(keys.stdout, 'NAME', 'laptop');
     expect(kc).toBe(kh);
     expect(keys.stdout).toContain('default');
@@ -88,7 +90,7 @@ describe('a CLI that helps', () => {
     const sub = cli('keys', 'lst');
     expect(sub.code).toBe(2);
     expect(sub.stderr.split('\n')[0]).toBe('tollgate: unknown: keys lst — did you mean keys list?');
-    expect(sub.stderr.split('\n').length).toBeLessThanOrEqual(6);
+    expect(sub.stderr.split('\n').length).toBeLessThanOrEqual(7);
     const missing = cli('credit', 'alice');
     expect(missing.stderr).toBe(
       'tollgate: missing <usd>\nusage: node bin/tollgate.js credit <account> <usd>\n(node bin/tollgate.js --help lists every command)\n',

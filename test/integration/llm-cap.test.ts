@@ -80,7 +80,7 @@ describe('model router: daily inference cap', () => {
     );
     expect(charged).toBe(CAP);
     const spent = sqliteOf(gw.gw)
-      .prepare('SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?')
+      .prepare('SELECT spent_micros FROM spend_counters WHERE account_id = ? AND counter = ?')
       .get(accountId, '2026-03-03') as { spent_micros: number };
     expect(spent.spent_micros).toBe(CAP);
     expect(await gw.gw.ledger.balance(accountId)).toMatchObject({

@@ -12,7 +12,7 @@ import { plan } from '../../src/cli/transfer/plan.js';
 import type { TransferDb } from '../../src/cli/transfer/sides.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import { openStateLedger } from '../../src/ledger/index.js';
-import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
+import type { BeginRequest, KeyUsage, Ledger } from '../../src/ledger/types.js';
 import { accountHistory } from '../../src/run/account-view.js';
 import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
@@ -113,6 +113,26 @@ async function fillLedger(l: Ledger): Promise<string[]> {
   await l.insertApiKey({ accountId: alice, hash: 'hash_a', prefix: 'tg_sk_aaaa…', name: 'laptop' });
   const old = await l.insertApiKey({ accountId: alice, hash: 'hash_b', prefix: 'tg_sk_bbbb…', name: null });
   await l.revokeApiKey(old.id);
+  // A key with every limit, and calls counted against its day and month (a refund comes off both).
+  const agent = await l.insertApiKey({
+    accountId: alice,
+    hash: 'hash_c',
+    prefix: 'tg_sk_cccc…',
+    name: 'agent',
+    limits: {
+      max_call_micros: 100_000,
+      daily_limit_micros: USD,
+      monthly_limit_micros: 3 * USD,
+      actions: ['scraperC', 'llm'],
+    },
+  });
+  const keyCaps = {
+    principal: agent.id,
+    caps: [
+      { scope: `key:${agent.id}`, window: 'day' as const, limitMicros: USD },
+      { scope: `key:${agent.id}`, window: 'month' as const, limitMicros: 3 * USD },
+    ],
+  };
   const cap = { amountMicros: 10_000, provider: 'scrapingant', durationMs: 12 };
   await l.capture(await started(l.begin(call(alice, 10_000))), cap);
   const job = await started(l.begin(call(alice, 50_000)));
@@ -127,11 +147,13 @@ async function fillLedger(l: Ledger): Promise<string[]> {
     l.begin(call(alice, 10_000, { idempotency: { key: 'k1', fingerprint: 'f1' } })),
   );
   await l.capture(keyed, { ...cap, response: { ok: true, data: { n: 1 } } });
-  await l.capture(await started(l.begin(call(alice, 10_000, { dailyCap: { limitMicros: USD } }))), cap);
-  await l.capture(
-    await started(l.begin(call(alice, 10_000, { dailyCap: { limitMicros: USD, scope: 'oauth:c1' } }))),
-    cap,
-  );
+  const day = (scope: string) => ({ caps: [{ scope, window: 'day' as const, limitMicros: USD }] });
+  await l.capture(await started(l.begin(call(alice, 10_000, day('')))), cap);
+  await l.capture(await started(l.begin(call(alice, 10_000, day('oauth:c1')))), cap);
+  await l.capture(await started(l.begin(call(alice, 30_000, keyCaps))), { ...cap, amountMicros: 30_000 });
+  const keyRefunded = await started(l.begin(call(alice, 20_000, keyCaps)));
+  await l.capture(keyRefunded, { ...cap, amountMicros: 20_000 });
+  await l.refundCall(keyRefunded, 'operator refund');
   const refunded = await started(l.begin(call(alice, 40_000)));
   await l.capture(refunded, { ...cap, amountMicros: 40_000 });
   await l.refundCall(refunded, 'operator refund');
@@ -189,7 +211,7 @@ async function fillLedger(l: Ledger): Promise<string[]> {
   });
   if (s2.kind !== 'started') throw new Error('no settlement');
   await l.finishSettlement(s2.movementId, { ok: false, reason: 'card_declined' });
-  return [alice, bob, payer, refunded];
+  return [alice, bob, payer, refunded, agent.id];
 }
 
 /** One row (two, to show the order) in every store table the transfer carries, whatever its columns. */
@@ -246,6 +268,13 @@ async function seen(config: Config) {
         // Sorted: keys made in the same millisecond are listed in insertion order on SQLite, by id on PostgreSQL.
         keys: (await l.listApiKeys(a.id)).map((k) => [k.id, k.name, k.revoked_at !== null]).sort(),
         history: { count: history.length, sum: history.reduce((n, t) => n + t.amount_micros, 0) },
+        // Each key's limits and what it spent today and this month; the caps' counters (the same clock).
+        keyUsage: (await l.keyUsage(a.id)).sort((x, y) => (x.id < y.id ? -1 : 1)),
+        counters: await Promise.all(
+          ['', 'oauth:c1', ...(await l.listApiKeys(a.id)).map((k) => `key:${k.id}`).sort()].flatMap((scope) =>
+            (['day', 'month'] as const).map(async (w) => [scope, w, await l.capSpend(a.id, scope, w)]),
+          ),
+        ),
       };
     }
     return out;
@@ -267,7 +296,7 @@ describe.each([
 ] as const)('export from %s, import into %s', (from, to) => {
   it('[ops:export-import] every balance, history, key and carried row arrives; the ledger holds and works on', async () => {
     const source = await side(from);
-    const [alice, , , refunded] = await withLedger(source, (l) => fillLedger(l));
+    const [alice, , , refunded, agentKey] = await withLedger(source, (l) => fillLedger(l));
     await withSide(source, fillStores);
     const before = await seen(source);
 
@@ -281,10 +310,29 @@ describe.each([
     expect(imp.results[0]).toMatchObject({
       verified: true,
       target: { backend: to },
-      tables: { files: 2, calls: 11 },
+      tables: { files: 2, calls: 13, spend_counters: 4 },
     });
 
     expect(await seen(target)).toEqual(before);
+    // The key's limits and counters came along: not zero, so the comparison above compared something.
+    const agentOf = (v: Record<string, unknown>) =>
+      (v[alice as string] as { keyUsage: KeyUsage[] }).keyUsage.find((k) => k.id === agentKey);
+    expect(agentOf(before)).toMatchObject({
+      max_call_micros: 100_000,
+      daily_limit_micros: USD,
+      monthly_limit_micros: 3 * USD,
+      actions: ['scraperC', 'llm'],
+      spent_today_micros: 30_000,
+      spent_month_micros: 30_000,
+    });
+    expect((before[alice as string] as { counters: unknown[] }).counters).toEqual(
+      expect.arrayContaining([
+        ['', 'day', 10_000],
+        ['oauth:c1', 'day', 10_000],
+        [`key:${agentKey}`, 'day', 30_000],
+        [`key:${agentKey}`, 'month', 30_000],
+      ]),
+    );
     // Exported again from the target, it is the same file row for row (the replica that owns a row aside).
     const again = join(work, `${from}-to-${to}-again.jsonl`);
     await exportCommand(target, capture().out, again);
@@ -299,9 +347,18 @@ describe.each([
       });
       expect((await l.refundCall(refunded as string, 'again')).refundedMicros).toBe(0);
       const first = (await l.transactions(alice as string, 100))
-        .filter((t) => t.status === 'succeeded')
+        // One charged 10,000 (calls made in one millisecond list in id order, which is random within it).
+        .filter((t) => t.status === 'succeeded' && t.charged_micros === 10_000)
         .at(-1);
       expect((await l.refundCall(first?.id as string, 'after the move')).refundedMicros).toBe(10_000);
+      // The key's counters go on from where they were: its day limit holds what it spent before the move.
+      const agentCaps = [{ scope: `key:${agentKey}`, window: 'day' as const, limitMicros: 40_000 }];
+      expect(
+        await l.begin(call(alice as string, 20_000, { principal: agentKey, caps: agentCaps })),
+      ).toMatchObject({
+        kind: 'cap_reached',
+        spentMicros: 30_000,
+      });
     });
     await withSide(target, (db) => refuseUnbalanced(db, 'the target'));
     // What the source's processes owned goes to a replica that is gone, which the target's first gateway recovers.

@@ -189,12 +189,12 @@ describe('ledger shared by replicas (postgres)', () => {
 
   it('a daily cap holds across replicas', async () => {
     const acct = await funded(10_000_000);
-    const cap = { dailyCap: { limitMicros: 100_000, scope: 'oauth:client1' } };
+    const cap = { caps: [{ scope: 'oauth:client1', window: 'day' as const, limitMicros: 100_000 }] };
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) => (i % 2 ? r1 : r2).begin(req(acct, 30_000, cap))),
     );
     expect(results.filter((r) => r.kind === 'started')).toHaveLength(3);
-    expect(results.filter((r) => r.kind === 'daily_cap')).toHaveLength(37);
+    expect(results.filter((r) => r.kind === 'cap_reached')).toHaveLength(37);
   });
 
   it('[billing:crash-recovery] a replica whose lease expired has its holds voided once by another; a live one is untouched', async () => {

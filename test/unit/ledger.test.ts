@@ -381,13 +381,17 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
   });
 
   describe('daily cap', () => {
-    const cap = { dailyCap: { limitMicros: 100_000 } };
+    const cap = { caps: [{ scope: '', window: 'day' as const, limitMicros: 100_000 }] };
 
     it('counts holds and charges of the UTC day, released parts included', async () => {
       const acct = await funded(1_000_000);
       const a = await started(ledger.begin(req(acct, 60_000, cap)));
       const refused = await ledger.begin(req(acct, 50_000, cap));
-      expect(refused).toMatchObject({ kind: 'daily_cap', spentMicros: 60_000, limitMicros: 100_000 });
+      expect(refused).toMatchObject({
+        kind: 'cap_reached',
+        spentMicros: 60_000,
+        cap: { limitMicros: 100_000 },
+      });
       // Capturing less than held frees the difference for the day.
       await ledger.capture(a, { amountMicros: 10_000, provider: null, durationMs: 1 });
       await started(ledger.begin(req(acct, 50_000, cap)));
@@ -399,25 +403,40 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
       const a = await started(ledger.begin(req(acct, 100_000, cap)));
       await ledger.capture(a, { amountMicros: 100_000, provider: null, durationMs: 1 });
       const refused = await ledger.begin(req(acct, 1, cap));
-      expect(refused).toMatchObject({ kind: 'daily_cap', resetsAt: Date.UTC(2026, 10, 23) });
+      expect(refused).toMatchObject({ kind: 'cap_reached', resetsAt: Date.UTC(2026, 10, 23) });
       clock.set(Date.UTC(2026, 10, 23, 0, 0, 0, 1));
       await started(ledger.begin(req(acct, 100_000, cap)));
     });
 
-    it('[alerts:cap-crossing] dailySpend reads what counts against a cap today: captured plus held, per scope', async () => {
+    it('[alerts:cap-crossing] capSpend reads what counts against a cap in its window: captured plus held, per scope', async () => {
       const acct = await funded(1_000_000);
-      const app = { dailyCap: { limitMicros: 100_000, scope: 'oauth:c1' } };
+      const app = { caps: [{ scope: 'oauth:c1', window: 'day' as const, limitMicros: 100_000 }] };
+      const key = {
+        caps: [
+          { scope: 'key:key_1', window: 'day' as const, limitMicros: 100_000 },
+          { scope: 'key:key_1', window: 'month' as const, limitMicros: 500_000 },
+        ],
+      };
       const a = await started(ledger.begin(req(acct, 30_000, app)));
-      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(30_000);
+      expect(await ledger.capSpend(acct, 'oauth:c1', 'day')).toBe(30_000);
       await ledger.capture(a, { amountMicros: 20_000, provider: null, durationMs: 1 });
       const b = await started(ledger.begin(req(acct, 40_000, app)));
-      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(60_000);
+      expect(await ledger.capSpend(acct, 'oauth:c1', 'day')).toBe(60_000);
       await ledger.void(b, { errorCode: 'upstream_error', provider: null, durationMs: 1 });
-      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(20_000);
-      expect(await ledger.dailySpend(acct, 'oauth:c2')).toBe(0);
-      expect(await ledger.dailySpend(acct)).toBe(0);
+      expect(await ledger.capSpend(acct, 'oauth:c1', 'day')).toBe(20_000);
+      expect(await ledger.capSpend(acct, 'oauth:c2', 'day')).toBe(0);
+      expect(await ledger.capSpend(acct, '', 'day')).toBe(0);
+      // A key's day and month, held then captured.
+      const k = await started(ledger.begin(req(acct, 25_000, key)));
+      expect(await ledger.capSpend(acct, 'key:key_1', 'day')).toBe(25_000);
+      expect(await ledger.capSpend(acct, 'key:key_1', 'month')).toBe(25_000);
+      await ledger.capture(k, { amountMicros: 15_000, provider: null, durationMs: 1 });
+      expect(await ledger.capSpend(acct, 'key:key_1', 'month')).toBe(15_000);
+      // The next UTC day: the day's counters start over, the month's goes on.
       clock.set(Date.UTC(2026, 10, 23, 0, 0, 0, 1));
-      expect(await ledger.dailySpend(acct, 'oauth:c1')).toBe(0);
+      expect(await ledger.capSpend(acct, 'oauth:c1', 'day')).toBe(0);
+      expect(await ledger.capSpend(acct, 'key:key_1', 'day')).toBe(0);
+      expect(await ledger.capSpend(acct, 'key:key_1', 'month')).toBe(15_000);
     });
 
     it('holds under concurrency: parallel admissions never exceed the cap', async () => {

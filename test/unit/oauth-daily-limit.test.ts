@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
+import type { Ledger } from '../../src/ledger/types.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { ManualClock } from '../helpers/clock.js';
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 function call(
   accountId: string,
   micros: number,
-  cap?: BeginRequest['dailyCap'],
+  cap?: { limitMicros: number; scope?: string },
 ): Promise<{ kind: string; callId?: string }> {
   return ledger.begin({
     accountId,
@@ -34,7 +34,7 @@ function call(
     paymentMethod: 'oauth',
     principal: 'oauth:c1',
     holdTtlMs: 60_000,
-    dailyCap: cap,
+    caps: cap && [{ scope: cap.scope ?? '', window: 'day', limitMicros: cap.limitMicros }],
   }) as never;
 }
 
@@ -48,7 +48,7 @@ describe('scoped daily caps', () => {
       const r = await call(a.id, 10_000, cap);
       await ledger.capture(r.callId as string, { amountMicros: 10_000, provider: null, durationMs: 1 });
     }
-    expect((await call(a.id, 10_000, c1)).kind).toBe('daily_cap');
+    expect((await call(a.id, 10_000, c1)).kind).toBe('cap_reached');
     expect((await call(a.id, 10_000, c2)).kind).toBe('started');
     expect((await call(a.id, 10_000, { limitMicros: 20_000 })).kind).toBe('started');
     expect((await call(a.id, 10_000)).kind).toBe('started');
@@ -59,7 +59,7 @@ describe('scoped daily caps', () => {
     await ledger.credit(a.id, 1_000_000, 'test');
     const cap = { limitMicros: 30_000, scope: 'oauth:c1' };
     const failed = await call(a.id, 30_000, cap);
-    expect((await call(a.id, 1, cap)).kind).toBe('daily_cap');
+    expect((await call(a.id, 1, cap)).kind).toBe('cap_reached');
     await ledger.void(failed.callId as string, {
       errorCode: 'upstream_error',
       provider: null,
@@ -75,7 +75,7 @@ describe('scoped daily caps', () => {
       resetsAt: number;
     };
     expect(refused).toMatchObject({
-      kind: 'daily_cap',
+      kind: 'cap_reached',
       spentMicros: 30_000,
       resetsAt: Date.UTC(2026, 10, 23),
     });

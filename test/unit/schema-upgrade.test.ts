@@ -207,9 +207,9 @@ describe('[scale:one-schema] a database made by the release before upgrades with
     it('the schema of then (versions up to 300) and its rows', async () => {
       const pool = openPgPool(old.url, { max: 2 });
       try {
-        // As the release before migrated: its ledger (unchanged since) and its store migrations.
+        // As the release before migrated: its ledger (versions 1–4) and its store migrations.
         const then = [
-          ...MIGRATIONS.filter((m) => m.only === 'postgres' && m.version < 100),
+          ...MIGRATIONS.filter((m) => m.only === 'postgres' && m.version < 5),
           ...LEGACY_POSTGRES.map((m) => ({ version: m.version, name: m.name, up: m.sql })),
         ];
         await migrate(pool, { migrations: then });
@@ -222,9 +222,9 @@ describe('[scale:one-schema] a database made by the release before upgrades with
       const opened = await openState(config(old.url), { replicaId: 'r_new' });
       const made = await openState(config(fresh.url), { replicaId: 'r_new' });
       try {
-        // And the changes since that release (110: team accounts; 330: alerts).
+        // And the changes since that release (5: the ledger's caps per key; 110: team accounts; 330: alerts).
         expect(opened.migrated.applied.map((m) => m.version)).toEqual([
-          110, 201, 202, 260, 301, 302, 303, 330,
+          5, 110, 201, 202, 260, 301, 302, 303, 330,
         ]);
         const { state } = opened;
         await expectRowsKept(state, join(dataDir, 'none'));

@@ -59,10 +59,13 @@ function indexes(columns: readonly string[], names: readonly string[] | undefine
   return (names ?? []).map((n) => columns.indexOf(n)).filter((i) => i >= 0);
 }
 
-/** Rows as the database gave them → the file's form: booleans as booleans, JSON as compact JSON text. */
+/**
+ * Rows as the database gave them → the file's form: booleans as booleans, JSON as compact JSON text, lists of
+ * text as JSON text (PostgreSQL hands a text[] back as an array; SQLite keeps the JSON text).
+ */
 export function toFile(s: Section, columns: readonly string[]): Convert {
   const bools = indexes(columns, s.store?.booleans);
-  const json = indexes(columns, s.store?.json);
+  const json = [...indexes(columns, s.store?.json), ...indexes(columns, s.ledger?.textLists)];
   if (bools.length === 0 && json.length === 0) return same;
   return (row) => {
     for (const i of bools) if (row[i] !== null) row[i] = Boolean(row[i]);
@@ -81,11 +84,14 @@ export function toFile(s: Section, columns: readonly string[]): Convert {
  */
 export function fromFile(s: Section, columns: readonly string[], target: Backend): Convert {
   const bools = target === 'sqlite' ? indexes(columns, s.store?.booleans) : [];
+  // PostgreSQL: a list of text goes in as an array (node-postgres writes it as a text[] literal).
+  const lists = target === 'postgres' ? indexes(columns, s.ledger?.textLists) : [];
   const replica = indexes(columns, s.store?.replica ? [s.store.replica] : [])[0];
-  if (bools.length === 0 && replica === undefined) return same;
+  if (bools.length === 0 && lists.length === 0 && replica === undefined) return same;
   const owner = target === 'sqlite' ? SQLITE_REPLICA : IMPORTED_REPLICA;
   return (row) => {
     for (const i of bools) if (row[i] !== null) row[i] = row[i] ? 1 : 0;
+    for (const i of lists) if (typeof row[i] === 'string') row[i] = JSON.parse(row[i] as string);
     if (replica !== undefined) row[replica] = owner;
     return row;
   };

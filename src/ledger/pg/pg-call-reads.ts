@@ -54,12 +54,12 @@ export class PgCallReads {
     );
   }
 
-  /** The day's cap counter (`YYYY-MM-DD`, or `YYYY-MM-DD <scope>`): holds add to it, captures and voids settle it. */
-  async dailySpend(accountId: string, day: string): Promise<number> {
+  /** A cap's counter (src/ledger/spend-caps.ts names them): holds add to it, captures and voids settle it. */
+  async capSpend(accountId: string, counter: string): Promise<number> {
     const [r] = await this.rows<{ spent_micros: number }>(
-      'tg_daily_spend',
-      'SELECT spent_micros FROM daily_spend WHERE account_id = $1 AND day = $2',
-      [accountId, day],
+      'tg_cap_spend',
+      'SELECT spent_micros FROM spend_counters WHERE account_id = $1 AND counter = $2',
+      [accountId, counter],
     );
     return r?.spent_micros ?? 0;
   }

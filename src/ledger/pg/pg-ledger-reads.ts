@@ -1,6 +1,14 @@
 import type { Clock } from '../../lib/clock.js';
-import type { CallRow, CreditLine, MovementKind, MovementRow, TimeRange, UsageRow } from '../types.js';
-import { utcDay } from '../utc-day.js';
+import { counterKey } from '../spend-caps.js';
+import type {
+  CallRow,
+  CapWindow,
+  CreditLine,
+  MovementKind,
+  MovementRow,
+  TimeRange,
+  UsageRow,
+} from '../types.js';
 import type { PgCallReads } from './pg-call-reads.js';
 import type { PgMovements } from './pg-movements.js';
 
@@ -26,9 +34,8 @@ export class PgLedgerReads {
     return this.reads.usage(accountId, range);
   }
 
-  dailySpend(accountId: string, scope?: string): Promise<number> {
-    const day = utcDay(this.clock.now());
-    return this.reads.dailySpend(accountId, scope ? `${day} ${scope}` : day);
+  capSpend(accountId: string, scope: string, window: CapWindow): Promise<number> {
+    return this.reads.capSpend(accountId, counterKey(scope, window, this.clock.now()));
   }
 
   transactionsOf(accountId: string, principals: readonly string[], limit: number, range: TimeRange = {}) {

@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
 import { KeyCache } from '../key-cache.js';
+import { counterKeys } from '../spend-caps.js';
 import {
   type AccountKind,
   type AccountRow,
@@ -14,6 +15,8 @@ import {
   type ExternalResult,
   type GrantLineRequest,
   type GrantLineResult,
+  type KeyLimits,
+  type KeyUsage,
   type Ledger,
   LedgerStateError,
   type SettlementOutcome,
@@ -23,8 +26,8 @@ import {
   type SweepResult,
   type VoidRequest,
 } from '../types.js';
-import { utcDay } from '../utc-day.js';
 import { PgCallReads } from './pg-call-reads.js';
+import { PgKeys } from './pg-keys.js';
 import { PgLedgerReads } from './pg-ledger-reads.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
@@ -32,7 +35,7 @@ import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } f
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
 // test suites run on both). begin, capture and void are one statement each for a plain call (./pg-pair.ts) and
 // otherwise plpgsql functions (src/pg/migrations/ledger.ts, ledger-lean.ts); either way the account row is
-// locked before the funds check, the idempotency claim and the daily cap, so they are serialized per account
+// locked before the funds check, the idempotency claim and the caps, so they are serialized per account
 // across replicas. A plain statement that did nothing (no row back) is followed by the function, which handles
 // the case or says why not. The clock is read here, at call time, and passed in: times are the gateway's, not
 // the database server's.
@@ -66,12 +69,10 @@ function assertMicros(n: number, what: string): void {
 
 const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
 
-const KEY_COLUMNS = 'id, account_id, prefix, name, created_at, revoked_at';
-
 export class PgLedger extends PgLedgerReads implements Ledger {
   private readonly ttl: number;
   private readonly replicaId: string;
-  private readonly keys: KeyCache;
+  private readonly keys: PgKeys;
   private readonly asyncHolds: boolean;
   private readonly beginPlain: { name: string; text: string };
   /**
@@ -92,7 +93,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     );
     this.ttl = opts.idempotencyTtlMs;
     this.replicaId = opts.replicaId;
-    this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
+    this.keys = new PgKeys(pool, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0));
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
   }
@@ -138,53 +139,34 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     return balanceOf(a);
   }
 
-  async insertApiKey(input: {
+  insertApiKey(input: {
     accountId: string;
     hash: string;
     prefix: string;
     name?: string | null;
+    limits?: Partial<KeyLimits>;
   }): Promise<ApiKeyRow> {
-    const now = this.clock.now();
-    if (!(await this.getAccount(input.accountId)))
-      throw new LedgerStateError(`unknown account ${input.accountId}`);
-    const id = newId('key', now);
-    const [row] = await this.rows<ApiKeyRow>(
-      undefined,
-      `INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-      [id, input.accountId, input.hash, input.prefix, input.name ?? null, now],
-    );
-    return row as ApiKeyRow;
+    return this.keys.insert(input, this.clock.now());
   }
 
-  async findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    const cached = this.keys.get(hash);
-    if (cached) return cached;
-    const row = (
-      await this.rows<ApiKeyRow>('tg_key_hash', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = $1`, [hash])
-    )[0];
-    if (row) this.keys.remember(hash, row);
-    return row;
+  findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.keys.findByHash(hash);
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
-    return accountId
-      ? this.rows(
-          undefined,
-          `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
-          [accountId],
-        )
-      : this.rows(undefined, `SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`, []);
+    return this.keys.list(accountId);
   }
 
-  async revokeApiKey(id: string): Promise<boolean> {
-    this.keys.forget(id);
-    const r = await this.pool.query(
-      'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
-      [this.clock.now(), id],
-    );
-    // Again once it is written: a look-up while the update ran may have cached the row as it was.
-    this.keys.forget(id);
-    return r.rowCount === 1;
+  revokeApiKey(id: string): Promise<boolean> {
+    return this.keys.revoke(id, this.clock.now());
+  }
+
+  setApiKeyLimits(id: string, changes: Partial<KeyLimits>): Promise<ApiKeyRow | undefined> {
+    return this.keys.setLimits(id, changes, this.clock.now());
+  }
+
+  keyUsage(accountId: string): Promise<KeyUsage[]> {
+    return this.keys.usage(accountId, this.clock.now());
   }
 
   // ---- the call lifecycle ------------------------------------------------------------------------------
@@ -195,7 +177,8 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     if (req.funding) assertMicros(req.funding.micros, 'funding');
     const now = this.clock.now();
     const callId = newId('txn', now);
-    if (!req.idempotency && !req.dailyCap && !req.funding?.micros) {
+    const capped = req.caps !== undefined && req.caps.length > 0;
+    if (!req.idempotency && !capped && !req.funding?.micros) {
       // A plain call: one statement (./pg-pair.ts). No row: refused or unknown, which tg_begin tells apart.
       const started = await this.rows(this.beginPlain.name, this.beginPlain.text, [
         callId,
@@ -212,16 +195,18 @@ export class PgLedger extends PgLedgerReads implements Ledger {
       ]);
       if (started.length === 1) return { kind: 'started', callId };
     }
-    return this.beginFull(req, now, callId);
+    return this.beginFull(req, now, callId, capped);
   }
 
   /** Every begin that is not a plain one that started: keys, caps, funding, refusals (tg_begin). */
-  private async beginFull(req: BeginRequest, now: number, newCallId: string): Promise<BeginResult> {
-    const capDay = req.dailyCap
-      ? req.dailyCap.scope
-        ? `${utcDay(now)} ${req.dailyCap.scope}`
-        : utcDay(now)
-      : null;
+  private async beginFull(
+    req: BeginRequest,
+    now: number,
+    newCallId: string,
+    capped: boolean,
+  ): Promise<BeginResult> {
+    const caps = capped ? (req.caps as NonNullable<BeginRequest['caps']>) : undefined;
+    const capKeys = caps ? counterKeys(caps, now) : null;
     const [r] = await this.rows<BeginRow>(
       'tg_begin',
       'SELECT * FROM tg_begin($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)',
@@ -235,8 +220,8 @@ export class PgLedger extends PgLedgerReads implements Ledger {
         req.idempotency?.key ?? null,
         req.idempotency?.fingerprint ?? null,
         req.holdTtlMs,
-        req.dailyCap?.limitMicros ?? null,
-        capDay,
+        caps ? caps.map((c) => c.limitMicros) : null,
+        capKeys,
         req.funding?.micros ?? 0,
         req.funding?.memo ?? null,
         json(req.meta),
@@ -248,7 +233,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
       ],
     );
     if (!r) throw new Error('tg_begin returned no row');
-    if (r.kind === 'started' && (req.idempotency || req.dailyCap || req.funding?.micros))
+    if (r.kind === 'started' && (req.idempotency || capped || req.funding?.micros))
       this.fullHolds.add(newCallId);
     return toBeginResult(r, req, now);
   }

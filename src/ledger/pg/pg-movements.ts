@@ -299,13 +299,21 @@ export class PgMovements {
   /** The refund itself, under the account's lock: what the call was charged goes back, at most once. */
   private async give(c: PgClient, accountId: string, callId: string, reason: string, now: number) {
     await this.lock(c, accountId);
-    const marked = await c.query<{ charged_micros: number }>(
+    const marked = await c.query<{ charged_micros: number; cap_keys: string[] | null }>(
       `UPDATE calls SET status = 'refunded', refunded_micros = charged_micros, error_code = $1
-        WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros`,
+        WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros, cap_keys`,
       [reason, callId],
     );
     const amount = marked.rows[0]?.charged_micros;
     if (amount === undefined) return 0;
+    // What is given back comes off the cap counters the call counted against, in the windows it was charged in.
+    const caps = marked.rows[0]?.cap_keys;
+    if (caps) {
+      await c.query(
+        'UPDATE spend_counters SET spent_micros = greatest(0, spent_micros - $1) WHERE account_id = $2 AND counter = ANY ($3)',
+        [amount, accountId, caps],
+      );
+    }
     const t = newId('tr', now);
     await c.query(
       "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",

@@ -1,9 +1,9 @@
+import { capResetsAt } from '../spend-caps.js';
 import type { BeginRequest, BeginResult } from '../types.js';
-import { nextUtcMidnight } from '../utc-day.js';
 
 // The hot path of the PostgreSQL ledger: a plain call's hold and its resolution, one statement each, sent as
 // named prepared statements (parsed and planned once per connection). A plain call has no idempotency key, no
-// daily cap and no funding; its hold is a row of `pending_holds` (migration src/pg/migrations/ledger-lean.ts).
+// cap and no funding; its hold is a row of `pending_holds` (migration src/pg/migrations/ledger-lean.ts).
 // Each statement either does the whole operation or nothing (zero rows back): then PgLedger asks the plpgsql
 // function that handles every case (tg_begin, tg_capture, tg_release), which also says why (a refusal, an
 // unknown or resolved hold). Why this shape: docs/decisions.md "The PostgreSQL ledger's hot path".
@@ -48,7 +48,7 @@ export const CAPTURE_PLAIN = {
   text: `WITH h AS (
   DELETE FROM pending_holds
    WHERE call_id = $1 AND amount_micros >= $2
-     AND idempotency_key IS NULL AND cap_day IS NULL AND funding_micros = 0
+     AND idempotency_key IS NULL AND cap_keys IS NULL AND funding_micros = 0
   RETURNING account_id, amount_micros
 ), a AS (
   UPDATE accounts SET balance_micros = balance_micros - $2, held_micros = held_micros - h.amount_micros,
@@ -75,7 +75,7 @@ export const VOID_PLAIN = {
   name: 'tg_void_plain',
   text: `WITH h AS (
   DELETE FROM pending_holds
-   WHERE call_id = $1 AND idempotency_key IS NULL AND cap_day IS NULL AND funding_micros = 0
+   WHERE call_id = $1 AND idempotency_key IS NULL AND cap_keys IS NULL AND funding_micros = 0
   RETURNING account_id, amount_micros
 ), a AS (
   UPDATE accounts SET held_micros = held_micros - h.amount_micros FROM h WHERE accounts.id = h.account_id
@@ -95,6 +95,8 @@ export interface BeginRow {
   available: number | null;
   spent: number | null;
   frozen_reason: string | null;
+  /** Which of the request's caps refused it (from 0). */
+  cap_index: number | null;
 }
 
 export function toBeginResult(r: BeginRow, req: BeginRequest, now: number): BeginResult {
@@ -114,12 +116,15 @@ export function toBeginResult(r: BeginRow, req: BeginRequest, now: number): Begi
       };
       return r.frozen_reason === null ? refused : { ...refused, lineFrozen: { reason: r.frozen_reason } };
     }
-    case 'daily_cap':
+    case 'cap_reached': {
+      const cap = req.caps?.[r.cap_index ?? 0];
+      if (!cap) throw new Error(`tg_begin refused on cap ${r.cap_index} of ${req.caps?.length ?? 0}`);
       return {
-        kind: 'daily_cap',
-        spentMicros: r.spent ?? 0,
-        limitMicros: req.dailyCap?.limitMicros ?? 0,
-        resetsAt: nextUtcMidnight(now),
+        kind: 'cap_reached',
+        cap,
+        spentMicros: Number(r.spent ?? 0),
+        resetsAt: capResetsAt(cap.window, now),
       };
+    }
   }
 }

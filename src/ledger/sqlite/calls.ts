@@ -1,4 +1,5 @@
 import { newId } from '../../lib/ids.js';
+import { capResetsAt, counterKeys } from '../spend-caps.js';
 import {
   type AccountRow,
   type BeginRequest,
@@ -8,7 +9,6 @@ import {
   LedgerStateError,
   type VoidRequest,
 } from '../types.js';
-import { nextUtcMidnight, utcDay } from '../utc-day.js';
 import type { GroupCommit } from './group-commit.js';
 import { availableOf } from './movements.js';
 import type { SqliteRefunds } from './refunds.js';
@@ -20,6 +20,8 @@ import type { prepareStatements } from './statements.js';
 // counters); void releases at once and records the failure without waiting for the disk.
 
 type Statements = ReturnType<typeof prepareStatements>;
+
+const NO_CAPS: string[] = [];
 
 function json(v: unknown): string | null {
   return v === undefined ? null : JSON.stringify(v);
@@ -77,22 +79,20 @@ export class SqliteCalls {
       }
     }
 
-    const caps: string[] = [];
-    if (req.dailyCap) {
-      // A scoped cap keeps its own counter, told apart in the key ("2026-05-01 oauth:<client>").
-      const key = req.dailyCap.scope ? `${utcDay(now)} ${req.dailyCap.scope}` : utcDay(now);
-      const spent =
-        (this.s.spent.get(req.accountId, key)?.spent_micros ?? 0) +
-        this.reserved.capHeldOf(req.accountId, key);
-      if (spent + req.holdMicros > req.dailyCap.limitMicros) {
-        return {
-          kind: 'daily_cap',
-          spentMicros: spent,
-          limitMicros: req.dailyCap.limitMicros,
-          resetsAt: nextUtcMidnight(now),
-        };
+    // Each cap: what its counter has (charged) plus what this process holds against it, and this hold.
+    let caps = NO_CAPS;
+    if (req.caps && req.caps.length > 0) {
+      caps = counterKeys(req.caps, now);
+      for (let i = 0; i < caps.length; i++) {
+        const key = caps[i] as string;
+        const cap = req.caps[i] as (typeof req.caps)[number];
+        const spent =
+          (this.s.spent.get(req.accountId, key)?.spent_micros ?? 0) +
+          this.reserved.capHeldOf(req.accountId, key);
+        if (spent + req.holdMicros > cap.limitMicros) {
+          return { kind: 'cap_reached', cap, spentMicros: spent, resetsAt: capResetsAt(cap.window, now) };
+        }
       }
-      caps.push(key);
     }
 
     const callId = newId('txn', now);
@@ -155,6 +155,7 @@ export class SqliteCalls {
           h.createdAt,
           now,
           json(req.meta ?? h.meta),
+          h.caps.length > 0 ? JSON.stringify(h.caps) : null,
         );
         // Money that came with the call pays for it: only what the capture used is taken in from outside.
         const funded = h.funding ? Math.min(h.funding.micros, amount) : 0;
@@ -268,6 +269,7 @@ export class SqliteCalls {
             h.createdAt,
             now,
             json(req?.meta ?? h.meta),
+            null,
           );
         }
       },

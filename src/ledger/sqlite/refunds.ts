@@ -3,12 +3,16 @@ import type { SqliteDb } from '../../lib/sqlite.js';
 
 // Refunds of calls whose work failed after they were charged (a render that fails, a job that fails): a
 // compensating transfer from revenue back to the account — entries stay append-only and sum to zero — at most
-// once per call (a unique index on refund entries is the backstop). Runs inside one of the ledger's commits (./group-commit.ts).
+// once per call (a unique index on refund entries is the backstop). What is given back also comes off the cap
+// counters the call counted against, in the windows it was charged in (docs/decisions.md "Limits per API key").
+// Runs inside one of the ledger's commits (./group-commit.ts).
 
 interface Row {
   call_id: string;
   status: string;
   charged_micros: number;
+  /** The cap counters the call counted against (JSON), or null. */
+  caps: string | null;
 }
 
 export class SqliteRefunds {
@@ -18,16 +22,17 @@ export class SqliteRefunds {
   private readonly entry;
   private readonly balance;
   private readonly mark;
+  private readonly uncount;
 
   constructor(db: SqliteDb) {
     this.link = db.prepare('INSERT OR IGNORE INTO call_jobs (account_id, handle, call_id) VALUES (?, ?, ?)');
     this.find = db.prepare<[string, string], Row>(
-      `SELECT c.id AS call_id, c.status, c.charged_micros
+      `SELECT c.id AS call_id, c.status, c.charged_micros, c.cap_keys AS caps
          FROM call_jobs j JOIN calls c ON c.id = j.call_id
         WHERE j.account_id = ? AND j.handle = ?`,
     );
     this.call = db.prepare<[string], Row & { account_id: string }>(
-      'SELECT id AS call_id, account_id, status, charged_micros FROM calls WHERE id = ?',
+      'SELECT id AS call_id, account_id, status, charged_micros, cap_keys AS caps FROM calls WHERE id = ?',
     );
     this.entry = db.prepare(
       "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, 'refund', ?, ?, ?)",
@@ -35,6 +40,9 @@ export class SqliteRefunds {
     this.balance = db.prepare('UPDATE accounts SET balance_micros = balance_micros + ? WHERE id = ?');
     this.mark = db.prepare(
       "UPDATE calls SET status = 'refunded', refunded_micros = ?, error_code = ? WHERE id = ? AND status = 'succeeded'",
+    );
+    this.uncount = db.prepare(
+      'UPDATE spend_counters SET spent_micros = max(0, spent_micros - ?) WHERE account_id = ? AND counter = ?',
     );
   }
 
@@ -69,6 +77,9 @@ export class SqliteRefunds {
     this.entry.run(transfer, 'sys_revenue', -amount, row.call_id, reason, now);
     this.balance.run(amount, accountId);
     this.balance.run(-amount, 'sys_revenue');
+    if (row.caps !== null) {
+      for (const counter of JSON.parse(row.caps) as string[]) this.uncount.run(amount, accountId, counter);
+    }
     return amount;
   }
 }

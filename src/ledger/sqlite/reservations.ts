@@ -17,7 +17,7 @@ export interface MemHold {
   paymentMethod: BeginRequest['paymentMethod'];
   principal: string | null;
   idempotency: { key: string; fingerprint: string } | undefined;
-  /** The counters this hold counts against (a daily cap's "day scope" key), released with it. */
+  /** The cap counters this hold counts against (src/ledger/spend-caps.ts), released with it. */
   caps: string[];
   /** Money that came with the call (x402): written only if the hold posts. */
   funding: { micros: number; memo: string } | undefined;

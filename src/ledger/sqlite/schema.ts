@@ -251,6 +251,19 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   DROP INDEX entries_charge_once;
   `,
   },
+  // Limits per API key (docs/decisions.md "Limits per API key"): a key's maximum per call, daily and monthly caps
+  // and allowed actions. The daily cap's counters become counters of any cap (a day or a month, of the account, a
+  // key or an OAuth app: src/ledger/spend-caps.ts), and a call records the counters it counted against, so that a
+  // refund takes its amount back off them (`cap_keys`, a JSON list; PostgreSQL's is a text[] of the same name).
+  `
+  ALTER TABLE daily_spend RENAME TO spend_counters;
+  ALTER TABLE spend_counters RENAME COLUMN day TO counter;
+  ALTER TABLE api_keys ADD COLUMN max_call_micros INTEGER CHECK (max_call_micros >= 0);
+  ALTER TABLE api_keys ADD COLUMN daily_limit_micros INTEGER CHECK (daily_limit_micros >= 0);
+  ALTER TABLE api_keys ADD COLUMN monthly_limit_micros INTEGER CHECK (monthly_limit_micros >= 0);
+  ALTER TABLE api_keys ADD COLUMN actions TEXT;
+  ALTER TABLE calls ADD COLUMN cap_keys TEXT;
+  `,
 ];
 
 export function migrateLedger(db: SqliteDb): void {

@@ -3,6 +3,7 @@ import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import { KeyCache } from '../key-cache.js';
+import { counterKey } from '../spend-caps.js';
 import {
   type AccountKind,
   type AccountRow,
@@ -12,11 +13,14 @@ import {
   type BeginResult,
   type CallRow,
   type CaptureRequest,
+  type CapWindow,
   type CreditLine,
   type ExternalRequest,
   type ExternalResult,
   type GrantLineRequest,
   type GrantLineResult,
+  type KeyLimits,
+  type KeyUsage,
   type Ledger,
   LedgerStateError,
   type MovementKind,
@@ -31,10 +35,10 @@ import {
   type UsageRow,
   type VoidRequest,
 } from '../types.js';
-import { utcDay } from '../utc-day.js';
 import { SqliteCalls } from './calls.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Durability, GroupCommit } from './group-commit.js';
+import { SqliteKeys } from './keys.js';
 import { voidLegacyHolds } from './legacy-holds.js';
 import { SqliteMovements } from './movements.js';
 import { SqlitePrincipalReads } from './principal-reads.js';
@@ -78,7 +82,7 @@ export class SqliteLedger implements Ledger {
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
   private readonly checkpointer: Checkpointer | undefined;
-  private readonly keys: KeyCache;
+  private readonly keys: SqliteKeys;
   private readonly s;
   private readonly byPrincipal: SqlitePrincipalReads;
 
@@ -86,7 +90,6 @@ export class SqliteLedger implements Ledger {
     migrateLedger(db);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
-    this.keys = new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0);
     const c = opts.commits;
     const durability = opts.durability ?? { kind: 'inline' };
     this.commits = new GroupCommit(
@@ -107,6 +110,9 @@ export class SqliteLedger implements Ledger {
     }
     this.s = prepareStatements(db);
     this.byPrincipal = new SqlitePrincipalReads(db);
+    this.keys = new SqliteKeys(this.s, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0), (run) =>
+      this.write(run),
+    );
     this.refunds = new SqliteRefunds(db);
     this.calls = new SqliteCalls(this.s, this.commits, this.refunds, this.idempotencyTtlMs);
     // Card refunds and disputes take only money no hold reserves: this process's holds included.
@@ -162,37 +168,29 @@ export class SqliteLedger implements Ledger {
     hash: string;
     prefix: string;
     name?: string | null;
+    limits?: Partial<KeyLimits>;
   }): Promise<ApiKeyRow> {
-    const now = this.clock.now();
-    return this.write(() => {
-      if (!this.s.account.get(input.accountId))
-        throw new LedgerStateError(`unknown account ${input.accountId}`);
-      const id = newId('key', now);
-      this.s.insKey.run(id, input.accountId, input.hash, input.prefix, input.name ?? null, now);
-      return this.s.keyById.get(id) as ApiKeyRow;
-    });
+    return this.keys.insert(input, this.clock.now());
   }
 
   findApiKeyByHash(hash: string): Promise<ApiKeyRow | undefined> {
-    const cached = this.keys.get(hash);
-    if (cached) return Promise.resolve(cached);
-    const row = this.s.keyByHash.get(hash);
-    if (row) this.keys.remember(hash, row);
-    return Promise.resolve(row);
+    return Promise.resolve(this.keys.findByHash(hash));
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRow[]> {
-    return Promise.resolve(accountId ? this.s.keysOf.all(accountId) : this.s.keysAll.all());
+    return Promise.resolve(this.keys.list(accountId));
   }
 
   revokeApiKey(id: string): Promise<boolean> {
-    const now = this.clock.now();
-    this.keys.forget(id);
-    // Again once it is written: a look-up while the write was queued may have cached the row as it was.
-    return this.write(() => this.s.revokeKey.run(now, id).changes === 1).then((revoked) => {
-      this.keys.forget(id);
-      return revoked;
-    });
+    return this.keys.revoke(id, this.clock.now());
+  }
+
+  setApiKeyLimits(id: string, changes: Partial<KeyLimits>): Promise<ApiKeyRow | undefined> {
+    return this.keys.setLimits(id, changes, this.clock.now());
+  }
+
+  keyUsage(accountId: string): Promise<KeyUsage[]> {
+    return Promise.resolve(this.keys.usage(accountId, this.clock.now()));
   }
 
   // ---- the call lifecycle (./calls.ts) ---------------------------------------------------------------
@@ -311,9 +309,8 @@ export class SqliteLedger implements Ledger {
     return Promise.resolve(this.s.usage.all(accountId, range.fromMs ?? 0, range.toMs ?? MAX_TIME));
   }
 
-  dailySpend(accountId: string, scope?: string): Promise<number> {
-    const day = utcDay(this.clock.now());
-    const key = scope ? `${day} ${scope}` : day;
+  capSpend(accountId: string, scope: string, window: CapWindow): Promise<number> {
+    const key = counterKey(scope, window, this.clock.now());
     const committed = this.s.spent.get(accountId, key)?.spent_micros ?? 0;
     return Promise.resolve(committed + this.calls.reserved.capHeldOf(accountId, key));
   }

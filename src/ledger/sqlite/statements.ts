@@ -1,5 +1,6 @@
 import type { SqliteDb } from '../../lib/sqlite.js';
-import type { AccountRow, ApiKeyRow, CallRow, UsageRow } from '../types.js';
+import type { KeyDbRow } from '../key-rows.js';
+import type { AccountRow, CallRow, UsageRow } from '../types.js';
 
 // The ledger's prepared statements: every statement is prepared once; the request path only binds and steps.
 
@@ -15,6 +16,13 @@ export interface HoldRow {
 export interface CallDbRow extends Omit<CallRow, 'meta'> {
   meta: string | null;
 }
+
+/** A call's columns as CallRow has them (not the counters it counted against: those are the refunds' business). */
+const CALL_COLUMNS =
+  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
+
+const KEY_COLUMNS =
+  'id, account_id, prefix, name, created_at, revoked_at, max_call_micros, daily_limit_micros, monthly_limit_micros, actions';
 
 export function prepareStatements(db: SqliteDb) {
   return {
@@ -33,21 +41,32 @@ export function prepareStatements(db: SqliteDb) {
       'INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     insKey: db.prepare(
-      'INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT INTO api_keys (id, account_id, hash, prefix, name, created_at, max_call_micros, daily_limit_micros,
+         monthly_limit_micros, actions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    keyByHash: db.prepare<[string], ApiKeyRow>(
-      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE hash = ?',
-    ),
-    keyById: db.prepare<[string], ApiKeyRow>(
-      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE id = ?',
-    ),
-    keysAll: db.prepare<[], ApiKeyRow>(
-      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys ORDER BY created_at',
-    ),
-    keysOf: db.prepare<[string], ApiKeyRow>(
-      'SELECT id, account_id, prefix, name, created_at, revoked_at FROM api_keys WHERE account_id = ? ORDER BY created_at',
+    keyByHash: db.prepare<[string], KeyDbRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE hash = ?`),
+    keyById: db.prepare<[string], KeyDbRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
+    keysAll: db.prepare<[], KeyDbRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`),
+    keysOf: db.prepare<[string], KeyDbRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at`,
     ),
     revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    setKeyLimits: db.prepare(
+      `UPDATE api_keys SET max_call_micros = ?, daily_limit_micros = ?, monthly_limit_micros = ?, actions = ?
+        WHERE id = ? AND revoked_at IS NULL`,
+    ),
+    // What each key of an account was charged (net of refunds) since $3, and since $1 (today) within that.
+    keySpend: db.prepare<
+      [number, string, number],
+      { principal: string | null; today: number; since: number }
+    >(
+      `SELECT principal, sum(CASE WHEN created_at >= ? THEN charged_micros - refunded_micros ELSE 0 END) AS today,
+              sum(charged_micros - refunded_micros) AS since
+         FROM calls
+        WHERE account_id = ? AND created_at >= ? AND payment_method = 'api_key'
+          AND status IN ('succeeded', 'refunded')
+        GROUP BY principal`,
+    ),
     idem: db.prepare<
       [string, string],
       { fingerprint: string; call_id: string; status: string; response: string | null; created_at: number }
@@ -66,28 +85,38 @@ export function prepareStatements(db: SqliteDb) {
     purgeIdem: db.prepare("DELETE FROM idempotency_keys WHERE status = 'done' AND created_at < ?"),
     /** Whether the purge has anything to do: an idle sweep then writes nothing (and wakes no checkpointer). */
     staleIdem: db.prepare('SELECT 1 FROM idempotency_keys WHERE created_at < ? LIMIT 1').pluck(),
+    // The counters of spending caps (src/ledger/spend-caps.ts): what was charged against each; this process's
+    // holds are added from memory (./reservations.ts).
     spent: db.prepare<[string, string], { spent_micros: number }>(
-      'SELECT spent_micros FROM daily_spend WHERE account_id = ? AND day = ?',
+      'SELECT spent_micros FROM spend_counters WHERE account_id = ? AND counter = ?',
     ),
     addSpent: db.prepare(
-      'INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros',
+      'INSERT INTO spend_counters (account_id, counter, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, counter) DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros',
     ),
     subSpent: db.prepare(
-      'UPDATE daily_spend SET spent_micros = spent_micros - ? WHERE account_id = ? AND day = ?',
+      'UPDATE spend_counters SET spent_micros = max(0, spent_micros - ?) WHERE account_id = ? AND counter = ?',
+    ),
+    // A cap set on a key mid-window starts from what the key was already charged in it (never lower than counted).
+    seedSpent: db.prepare(
+      'INSERT INTO spend_counters (account_id, counter, spent_micros) VALUES (?, ?, ?) ON CONFLICT (account_id, counter) DO UPDATE SET spent_micros = max(spent_micros, excluded.spent_micros)',
+    ),
+    principalSpent: db.prepare<[string, string, number], { s: number | null }>(
+      `SELECT sum(charged_micros - refunded_micros) AS s FROM calls
+        WHERE account_id = ? AND principal = ? AND created_at >= ? AND status IN ('succeeded', 'refunded')`,
     ),
     // A call's one row, written when it is resolved (its hold lived in memory until then: ./reservations.ts).
     insCall: db.prepare(
       `INSERT INTO calls (id, account_id, action, price_micros, hold_micros, charged_micros, status, error_code,
-         idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta, cap_keys)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    call: db.prepare<[string], CallDbRow>('SELECT * FROM calls WHERE id = ?'),
+    call: db.prepare<[string], CallDbRow>(`SELECT ${CALL_COLUMNS} FROM calls WHERE id = ?`),
     // A call pending in a database written by an earlier version (holds were rows then): voided at start.
     finishFail: db.prepare(
       "UPDATE calls SET status = 'failed', error_code = ?, finished_at = ? WHERE id = ? AND status = 'pending'",
     ),
     callsOf: db.prepare<[string, number, number, number], CallDbRow>(
-      'SELECT * FROM calls WHERE account_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?',
+      `SELECT ${CALL_COLUMNS} FROM calls WHERE account_id = ? AND created_at >= ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?`,
     ),
     // The service is the action id up to its slash; a day is the UTC day the call started.
     usage: db.prepare<[string, number, number], UsageRow>(

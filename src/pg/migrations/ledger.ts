@@ -1,4 +1,5 @@
 import type { PgMigration } from './index.js';
+import { LEDGER_V5_CAPS } from './ledger-caps.js';
 import { LEDGER_V3_LEAN } from './ledger-lean.js';
 
 // The PostgreSQL ledger mirrors the SQLite schema (src/ledger/sqlite/schema.ts) row for row: BIGINT micros,
@@ -401,4 +402,5 @@ ALTER TABLE movements ADD CONSTRAINT movements_kind_check
   CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line'));
 `,
   },
+  LEDGER_V5_CAPS,
 ];
