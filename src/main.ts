@@ -13,6 +13,7 @@ import type { Handlers } from '../tools/types.js';
 import { accountPages } from './account/routes.js';
 import type { StateDb } from './backend.js';
 import type { Billing } from './billing/index.js';
+import { operatorDoor } from './cli/local-gateway.js';
 import { gatewayReadiness, openGatewayState } from './cli/state.js';
 import type { Config } from './config/index.js';
 import { createWebStack } from './engine/setup.js';
@@ -383,9 +384,12 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     x402,
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
+  // The operator's refunds and adjustments over HTTP (docs/operator.md "Refunds and adjustments").
+  const operator = operatorDoor({ config, state, ledger, money, log: log.child({ door: 'operator' }) });
   const doors: Door[] = [
     // First: the authorization server's endpoints read their own request bodies.
     oauth.mount,
+    operator.mount,
     (app) => app.use(shim.router),
     mcp.mount,
     // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
@@ -450,6 +454,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
         server.listen(config.port, config.host, () => {
           const addr = server?.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+          operator.listening(`http://${host}:${addr.port}`);
           resolve(`http://${host}:${addr.port}`);
         });
       });
@@ -457,6 +462,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
     async close() {
       if (closed) return;
       closed = true;
+      operator.close();
       const stopped = server
         ? new Promise<void>((r) => {
             server?.close(() => r());

@@ -9,12 +9,13 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import { createLogger, routeProcessOutput } from '../log.js';
-import { accountHistory } from '../run/account-view.js';
+import { accountHistory, describeTransaction } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
 import { catalogCommand } from './catalog.js';
 import { chooseDatabase, databaseError, describeDatabase } from './database.js';
+import { operatorCommand } from './operator.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
 import { checkCommand, USAGE, usageOf } from './usage.js';
@@ -118,6 +119,8 @@ async function run(argv: string[], out: Out): Promise<number> {
   try {
     if (command === 'oauth') {
       await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
+    } else if (command === 'refund' || command === 'adjust') {
+      await operatorCommand({ config, ledger, money, out }, command, sub, rest, values);
     } else await dispatch(ledger, money, out, command as string, sub, rest, values);
     // Which database answered (a refusal names it in its own words).
     out.info(`database: ${describeDatabase(config)}`);
@@ -182,7 +185,19 @@ function noDatabase(dataDir: string): CliError {
   );
 }
 
+/** A negative amount (`adjust alice -1.50`) is an argument, not an option: marked while parsing. */
+const NEGATIVE = /^-\d/;
+const MARK = '\u0000';
+
 function parse(argv: string[]) {
+  const unmark = (v: string) => (v.startsWith(MARK) ? v.slice(1) : v);
+  const r = parseOptions(argv.map((a) => (NEGATIVE.test(a) ? MARK + a : a)));
+  for (const [k, v] of Object.entries(r.values))
+    if (typeof v === 'string') Object.assign(r.values, { [k]: unmark(v) });
+  return { values: r.values, positionals: r.positionals.map(unmark) };
+}
+
+function parseOptions(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
@@ -195,11 +210,14 @@ function parse(argv: string[]) {
       template: { type: 'boolean' },
       workers: { type: 'string' },
       database: { type: 'string' },
+      usd: { type: 'string' },
+      reason: { type: 'string' },
+      'idempotency-key': { type: 'string' },
     },
   });
 }
 
-type Values = ReturnType<typeof parse>['values'];
+type Values = ReturnType<typeof parseOptions>['values'];
 
 async function dispatch(
   ledger: LedgerRecords,
@@ -249,8 +267,8 @@ async function tx(ledger: LedgerRecords, out: Out, account: string, limitFlag: s
           txs.map((t) => [
             cmd.minute(t.created_at),
             t.id,
-            t.action,
-            t.status,
+            describeTransaction(t),
+            t.status === 'succeeded' && t.refunded_cents > 0 ? 'partly refunded' : t.status,
             formatUsd(t.amount_micros),
             t.error_code ?? '',
           ]),

@@ -48,7 +48,11 @@ export interface CreditLine {
   settling: { movement_id: string; micros: number } | null;
 }
 
-/** Money that moved without a call (operator credits, card top-ups, settlements, refunds, disputes, grants). */
+/**
+ * Money that moved without a call (operator credits, card top-ups, settlements, refunds, disputes, grants), and
+ * the operator's own: `call_refund` (all or part of a call's charge given back, linked to the call) and
+ * `adjustment` (a signed correction of a balance, with its reason).
+ */
 export type MovementKind =
   | 'credit'
   | 'topup'
@@ -57,7 +61,9 @@ export type MovementKind =
   | 'refund_reversal'
   | 'dispute'
   | 'dispute_reversal'
-  | 'line';
+  | 'line'
+  | 'call_refund'
+  | 'adjustment';
 
 export interface MovementRow {
   id: string;
@@ -109,8 +115,12 @@ export interface CallRow {
   price_micros: number;
   hold_micros: number;
   charged_micros: number;
+  /** `refunded` once all it was charged is given back; a partly refunded call stays `succeeded`. */
   status: 'pending' | 'succeeded' | 'failed' | 'refunded';
+  /** Everything given back so far, ≤ charged_micros: refunds of failed work and the operator's refunds. */
   refunded_micros: number;
+  /** The part of refunded_micros the operator gave back: each such refund is its own `call_refund` movement. */
+  operator_refunded_micros: number;
   error_code: string | null;
   idempotency_key: string | null;
   payment_method: PaymentMethod;
@@ -266,6 +276,52 @@ export type ExternalResult =
   /** A debit whose reversal was recorded first (`movementId`): the outside undid it already; nothing moves. */
   | { kind: 'reversed'; movementId: string };
 
+/** An operator's refund of all or part of what a call was charged (LedgerMoney.refundCharge). */
+export interface ChargeRefundRequest {
+  callId: string;
+  /** What to give back, > 0; absent: everything not refunded yet. */
+  micros?: number | undefined;
+  /**
+   * The refund moves once per reference (a movement's external_ref): a request with a reference already used
+   * is answered with that refund (`duplicate`), or refused when it asked for something else (`mismatch`).
+   */
+  ref: string;
+  /** Why: the movement's memo, shown in the account's history. */
+  reason: string;
+  /** Who asked, for the record (`cli:<user>`, the HTTP caller's name). */
+  by: string;
+}
+
+export type ChargeRefundResult =
+  | { kind: 'refunded'; movement: MovementRow; call: CallRow; balance: Balance }
+  /** The reference was used for this same request: that refund, nothing moved again. */
+  | { kind: 'duplicate'; movement: MovementRow; call: CallRow; balance: Balance }
+  /** The reference was used for another request (another call, amount or reason): nothing moved. */
+  | { kind: 'mismatch'; movementId: string }
+  | { kind: 'unknown_call' }
+  /** The call was not charged (pending, failed, free) or is refunded in full already: nothing moved. */
+  | { kind: 'not_refundable'; call: CallRow }
+  /** More than is left to refund was asked: nothing moved. */
+  | { kind: 'exceeds'; call: CallRow; leftMicros: number };
+
+/** An operator's signed correction of a customer's balance (LedgerMoney.adjust). */
+export interface AdjustRequest {
+  accountId: string;
+  /** Signed, ≠ 0: + into the account (from sys_funding), − out of it. */
+  micros: number;
+  reason: string;
+  by: string;
+  /** Optional: the adjustment moves once per reference (as ChargeRefundRequest.ref). */
+  ref?: string | undefined;
+}
+
+export type AdjustResult =
+  | { kind: 'adjusted'; movement: MovementRow; balance: Balance }
+  | { kind: 'duplicate'; movement: MovementRow; balance: Balance }
+  | { kind: 'mismatch'; movementId: string }
+  /** A debit larger than what the account has free of its pending holds (line included unless frozen). */
+  | { kind: 'insufficient'; balance: Balance };
+
 export interface GrantLineRequest {
   accountId: string;
   micros: number;
@@ -330,6 +386,17 @@ export interface LedgerMoney {
    * and the call's status becomes `refunded`. Returns what was refunded (0 if nothing was due).
    */
   refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }>;
+  /**
+   * The operator's refund of all or part of a call's charge: a transfer back from revenue recorded as a
+   * `call_refund` movement linked to the call, in one serialized write that checks what is left, so refunds of
+   * one call never give back more than it was charged in total, whatever runs at once (replicas included).
+   */
+  refundCharge(req: ChargeRefundRequest): Promise<ChargeRefundResult>;
+  /**
+   * The operator's correction of a customer's balance, either way, as an `adjustment` movement (against
+   * sys_funding). A debit never takes what pending holds need: balance − held + usable line stays ≥ 0.
+   */
+  adjust(req: AdjustRequest): Promise<AdjustResult>;
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   sweep(now: number): Promise<SweepResult>;
   /**

@@ -2,6 +2,10 @@ import type { Logger } from 'pino';
 import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
 import { isDatabaseUnavailable } from '../errors.js';
 import type {
+  AdjustRequest,
+  AdjustResult,
+  ChargeRefundRequest,
+  ChargeRefundResult,
   ExternalRequest,
   ExternalResult,
   GrantLineResult,
@@ -17,6 +21,7 @@ import type { Clock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import type { CapScope, HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import type { DatabaseHealth } from './db-health.js';
+import { observed } from './observed-write.js';
 import { holdRefusal } from './refusals.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
@@ -25,6 +30,8 @@ import { holdRefusal } from './refusals.js';
 //   hold ──► the work runs ──► capture (≤ hold) on success
 //                          └─► void on any failure: nothing is charged
 //   refundJob: a job charged at its start that later failed is given back, once
+//   refundCharge, adjust: the operator gives back all or part of a charge (never more than it was, once per
+//              reference), or corrects a balance (a debit never takes what pending holds need)
 //   credit:    money from outside (operator top-ups, welcome grants, x402 settled before running)
 //   recordSettledCall: money that moved without a call waiting for it (an x402 settlement confirmed late)
 //   card money: top-ups, refunds and disputes of card payments, once per outside reference, and their reversals
@@ -431,6 +438,30 @@ export class Lifecycle {
     return r;
   }
 
+  /**
+   * The operator's refund of all or part of a charge, once per reference, never past what the call was charged
+   * in total (src/run/operator-money.ts says why when not).
+   */
+  async refundCharge(req: ChargeRefundRequest): Promise<ChargeRefundResult> {
+    const r = await this.deps.ledger.refundCharge(req);
+    if (r.kind === 'refunded') {
+      const micros = r.movement.amount_micros;
+      this.deps.telemetry?.metrics.refunded('operator', micros);
+      this.deps.log.info({ txn: req.callId, micros, movement: r.movement.id, by: req.by }, 'operator refund');
+    }
+    return r;
+  }
+
+  /** The operator's correction of a balance, either way; a debit never takes what pending holds need. */
+  async adjust(req: AdjustRequest): Promise<AdjustResult> {
+    const r = await this.deps.ledger.adjust(req);
+    if (r.kind === 'adjusted') {
+      const { id, amount_micros: micros } = r.movement;
+      this.deps.log.info({ account: req.accountId, micros, movement: id, by: req.by }, 'operator adjustment');
+    }
+    return r;
+  }
+
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   async sweep(now: number) {
     const r = await this.deps.ledger.sweep(now);
@@ -446,25 +477,4 @@ export class Lifecycle {
 
 function paymentMethodOf(p: AccountPrincipal): PaymentMethod {
   return p.kind;
-}
-
-/** One ledger write under its trace step and its latency metric; just the write without telemetry. */
-async function observed<T>(
-  tel: Telemetry | undefined,
-  op: 'hold' | 'capture' | 'void',
-  write: () => Promise<T>,
-): Promise<T> {
-  if (tel === undefined) return write();
-  const step = tel.tracing?.step(op);
-  const started = performance.now();
-  try {
-    const r = await write();
-    step?.end();
-    return r;
-  } catch (e) {
-    step?.end('ledger_error');
-    throw e;
-  } finally {
-    tel.metrics.ledgerOp(op, (performance.now() - started) / 1000);
-  }
 }

@@ -32,6 +32,7 @@ import {
 import { utcDay } from '../utc-day.js';
 import { PgCallReads } from './pg-call-reads.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
+import { PgOperatorMoves } from './pg-operator-moves.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
@@ -88,6 +89,9 @@ export class PgLedger implements Ledger {
   private readonly fullHolds = new Set<string>();
   private readonly mv: PgMovements;
   private readonly reads: PgCallReads;
+  /** The operator's refunds and adjustments (./pg-operator-moves.ts). */
+  readonly refundCharge: Ledger['refundCharge'];
+  readonly adjust: Ledger['adjust'];
 
   constructor(
     private readonly pool: PgPool,
@@ -100,6 +104,9 @@ export class PgLedger implements Ledger {
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
     this.mv = new PgMovements(pool);
+    const operator = new PgOperatorMoves(pool);
+    this.refundCharge = (req) => operator.refundCharge(req, this.clock.now());
+    this.adjust = (req) => operator.adjust(req, this.clock.now());
     this.reads = new PgCallReads((name, text, values) => this.rows(name, text, values));
   }
 

@@ -296,15 +296,20 @@ export class PgMovements {
     });
   }
 
-  /** The refund itself, under the account's lock: what the call was charged goes back, at most once. */
+  /**
+   * The refund itself, under the account's lock: what the call was charged and the operator has not refunded
+   * already (./pg-operator-moves.ts) goes back, at most once.
+   */
   private async give(c: PgClient, accountId: string, callId: string, reason: string, now: number) {
     await this.lock(c, accountId);
-    const marked = await c.query<{ charged_micros: number }>(
+    const marked = await c.query<{ amount: number }>(
       `UPDATE calls SET status = 'refunded', refunded_micros = charged_micros, error_code = $1
-        WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros`,
+         FROM (SELECT refunded_micros AS before FROM calls WHERE id = $2) b
+        WHERE id = $2 AND status = 'succeeded' AND charged_micros > refunded_micros
+        RETURNING charged_micros - b.before AS amount`,
       [reason, callId],
     );
-    const amount = marked.rows[0]?.charged_micros;
+    const amount = marked.rows[0]?.amount;
     if (amount === undefined) return 0;
     const t = newId('tr', now);
     await c.query(
