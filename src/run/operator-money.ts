@@ -141,7 +141,7 @@ export async function refund(deps: OperatorDeps, ask: RefundAsk): Promise<Refund
     // cannot send it back, and a credit on its payer account would be money nobody can spend.
     throw refused(
       'transaction_id',
-      `${id} was paid without an account (${call.payment_method}, payer ${call.principal ?? 'unknown'}): that money settled outside this ledger, so refund it the way it came (on chain from the pay-to wallet); nothing was refunded.`,
+      `${id} was paid without an account (${call.principal ?? call.payment_method}): that money settled outside this ledger, so refund it the way it came (on chain from the pay-to wallet); nothing was refunded.`,
     );
   }
   const requested = ask.micros ?? null;
