@@ -99,7 +99,7 @@ function refundText(r: RefundAnswer, account: string): string {
   return `refunded ${r.refunded_usd} of ${r.transaction_id} to ${account} (${r.refund_id}); ${left}; balance ${r.balance_usd}`;
 }
 
-/** The refusal as the CLI says it: its code and details, exit 2 for what is not there, 1 otherwise. */
+/** The rules of src/run/operator-money.ts applied here; a refusal said as the CLI says it (cliError). */
 async function local<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -109,8 +109,14 @@ async function local<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A refusal with its code and details (exit 1); what is not there is exit 2, said as the CLI's other commands say
+ * it (`no transaction txn_… in <database>`).
+ */
 function cliError(code: string, message: string, details?: Record<string, unknown>): CliError {
-  return code === 'not_found' ? new NotFoundError(message) : new CliError(code, message, 1, details);
+  if (code !== 'not_found') return new CliError(code, message, 1, details);
+  const short = message.replace(/; nothing was \w+\.$/, '');
+  return new NotFoundError(short.charAt(0).toLowerCase() + short.slice(1));
 }
 
 function usageMessage(e: GatewayError): string {
@@ -131,9 +137,10 @@ async function viaGateway(
   debit: boolean,
 ): Promise<Record<string, unknown> | undefined> {
   if (config.database) return undefined;
-  const gw = findLocalGateway(config.dataDir);
+  const pid = lockHolder(config.dataDir);
+  // The gateway that holds the data dir's lock, as it announced itself (a stale file of a dead one is not it).
+  const gw = pid === undefined ? undefined : findLocalGateway(config.dataDir, (p) => p === pid);
   if (!gw) {
-    const pid = lockHolder(config.dataDir);
     if (debit && pid !== undefined) {
       throw new CliError(
         'gateway_unreachable',

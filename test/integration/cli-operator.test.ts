@@ -116,6 +116,12 @@ describe.each([{ name: 'sqlite' as const }, { name: 'postgres' as const }])(
       expect(one(cli('refund', other, '--usd', '0.004', '--reason', 'rounding', '--json')).left_micros).toBe(
         346_000,
       );
+      expect(one(cli('refund', 'txn_nope', '--reason', 'x', '--json'), 2).error).toMatchObject({
+        code: 'not_found',
+        message: expect.stringMatching(
+          /^no transaction txn_nope in (.*tollgate\.db|the PostgreSQL database)/,
+        ),
+      });
     }, 180_000);
 
     it('[billing:adjust-audited] [billing:adjust-within-holds] adjust either way with a reason; a debit past what is free is refused', () => {
