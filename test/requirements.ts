@@ -32,7 +32,7 @@ export const REQUIREMENTS = {
   'billing:refund-accountless-refused':
     'A call paid without an account (x402, MPP) is not refunded into the ledger: refused, saying where its money went.',
   'billing:adjust-within-holds':
-    "A negative adjustment never takes what pending holds need (balance − held + usable line ≥ 0), also by the CLI beside a running SQLite gateway (it goes through the gateway, which sees its holds).",
+    'A negative adjustment never takes what pending holds need (balance − held + usable line ≥ 0), also by the CLI beside a running SQLite gateway (it goes through the gateway, which sees its holds).',
   'billing:adjust-audited':
     'An adjustment (CLI adjust, POST /api/operator/adjust) is an audited ledger movement: signed amount, the reason, who and when, double entry, in the history; --reason is required.',
   'ops:operator-endpoints':
