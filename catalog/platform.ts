@@ -371,19 +371,26 @@ export const transactions = defineAction({
               'dispute',
               'dispute_reversal',
               'line',
+              'call_refund',
+              'adjustment',
             ])
-            .describe('call, or money that moved without one (topup, settlement of the credit line, …).'),
+            .describe(
+              'call, or money that moved without one (topup, settlement of the credit line, call_refund: the ' +
+                "operator gave back part or all of the call in meta.refund_of, adjustment: the operator's correction, …).",
+            ),
           action: z.string().describe('Action id of a call; account/<kind> otherwise.'),
           amount_micros: z
             .number()
             .int()
-            .describe('Effect on the balance in micro-USD, signed (a call: minus its net charge).'),
+            .describe(
+              'Effect on the balance in micro-USD, signed (a call: minus its charge net of refunds of failed work; each operator refund is a call_refund row of its own).',
+            ),
           status: z
             .enum(['pending', 'succeeded', 'failed', 'refunded'])
             .describe(
-              'Outcome; refunded when the work it started failed later; a declined settlement failed.',
+              'Outcome; refunded when the work it started failed later or the operator refunded it in full (in part: still succeeded, with refunded_cents); a declined settlement failed.',
             ),
-          refunded_cents: z.number().int().describe('Refunded, in cents.'),
+          refunded_cents: z.number().int().describe('Refunded, in cents (failed work, or the operator).'),
           price_cents: z.number().int().describe('Quoted price in cents.'),
           charged_cents: z.number().int().describe('Charged, in cents (0 unless it succeeded).'),
           charged_micros: z.number().int().describe('Charged, in micro-USD.'),

@@ -54,6 +54,23 @@ export const REQUIREMENTS = {
     "A limited key signs in to the dashboard unless its member is an owner; an owner's session ends when its key gains limits, a member's does not.",
   'keys:raise-limit-fix':
     "With card payments on, a refusal by a key's or an OAuth app's own limit carries details.fix raise_limit with the page that raises it (owners change it there, others are told an owner must), and the MCP door asks the host to open it as for a top-up.",
+  // the operator's refunds and adjustments (docs/decisions.md "Refunds and adjustments by the operator")
+  'billing:refund-within-charge':
+    'An operator refund (CLI refund, POST /api/operator/refund) gives back all or part of a charge, never more than the call was charged in total, also when refunds run at once in several processes or replicas; a partly refunded call stays succeeded.',
+  'billing:refund-idempotent':
+    'A refund moves money once per request: the same command retried (same call, amount and reason, or the same idempotency key) refunds once; different partial refunds all go through.',
+  'billing:refund-linked':
+    'Each operator refund is its own call_refund row in tx, the dashboard and platform/transactions, naming the call it gave back; the rows add up to what moved.',
+  'billing:refund-accountless-refused':
+    'A call paid without an account (x402, MPP) is not refunded into the ledger: refused, saying where its money went.',
+  'billing:adjust-within-holds':
+    'A negative adjustment never takes what pending holds need (balance − held + usable line ≥ 0), also by the CLI beside a running SQLite gateway (it goes through the gateway, which sees its holds).',
+  'billing:adjust-audited':
+    'An adjustment (CLI adjust, POST /api/operator/adjust) is an audited ledger movement: signed amount, the reason, who and when, double entry, in the history; --reason is required.',
+  'ops:operator-endpoints':
+    'The operator endpoints take only the operator token (401 without or with a wrong one, 403 for an account API key, 503 when none is configured); a bad request is a 4xx naming the field.',
+  'billing:operator-moves-elsewhere':
+    "An operator refund comes off the cap counters the call counted against; a refund or adjustment is reported to the account's alerts and recorded on its event log as the operator's; a team member's history shows the refunds of its own keys' calls only.",
   'auth:key-cache':
     'API keys are cached for TOLLGATE_KEY_CACHE_SECONDS: a revocation is immediate in the process that revokes, within that bound elsewhere; unknown keys are never cached.',
   'db:unavailable-503':

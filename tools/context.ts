@@ -32,7 +32,8 @@ export type TransactionView = {
   created_at: string;
   /**
    * `call`, or the money that moved without one: credit, topup, settlement, refund, refund_reversal, dispute,
-   * dispute_reversal, line.
+   * dispute_reversal, line, call_refund (the operator gave back all or part of a call: `meta.refund_of` names it),
+   * adjustment (the operator corrected the balance).
    */
   kind:
     | 'call'
@@ -43,13 +44,19 @@ export type TransactionView = {
     | 'refund_reversal'
     | 'dispute'
     | 'dispute_reversal'
-    | 'line';
+    | 'line'
+    | 'call_refund'
+    | 'adjustment';
   /** The action id of a call; `account/<kind>` for the others. */
   action: string;
-  /** What it did to the balance, signed (a call: minus what it charged net of refunds; a top-up: plus). */
+  /**
+   * What it did to the balance, signed (a call: minus what it charged net of the refunds of failed work — each
+   * refund by the operator is a `call_refund` row of its own; a top-up: plus), so the rows add up.
+   */
   amount_micros: number;
+  /** A call refunded in full is `refunded`; one refunded in part stays `succeeded` with its refunded_cents. */
   status: 'pending' | 'succeeded' | 'failed' | 'refunded';
-  /** Refunded later because the work it started failed (a render, a job). */
+  /** Refunded later: because the work it started failed (a render, a job), or by the operator. */
   refunded_cents: number;
   price_cents: number;
   charged_cents: number;

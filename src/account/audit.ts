@@ -1,5 +1,7 @@
 import type { StoreDb } from '../db/schema.js';
 import { randomToken } from '../lib/ids.js';
+import { formatUsd } from '../lib/money.js';
+import type { OperatorMove } from '../run/operator-money.js';
 
 // An account's event log: who invited, who joined, who removed whom or changed a role, who made or revoked a key,
 // who changed a limit. Written through the store layer (both backends), shown on the dashboard to owners and
@@ -16,7 +18,9 @@ export type AuditAction =
   | 'key.revoked'
   | 'key.limit_changed'
   | 'app.limit_changed'
-  | 'app.disconnected';
+  | 'app.disconnected'
+  | 'call.refunded'
+  | 'balance.adjusted';
 
 /** Who acted: a member of the account, or the operator (the CLI), with the name to show. */
 export interface AuditActor {
@@ -111,6 +115,28 @@ export function recordAuditEvent(
   return openAuditLog(state).record(e, now);
 }
 
+/**
+ * The event log's hook for the operator's refunds and adjustments (src/run/operator-money.ts, by the CLI or the
+ * operator's HTTP endpoints): each recorded as the operator's, with who asked (`by`), the amount and the reason.
+ * Money has moved by then: a failure to record is handed to `failed`, never thrown.
+ */
+export function operatorMoveLog(
+  state: { stores: StoreDb },
+  failed: (err: unknown, movementId: string) => void,
+): (m: OperatorMove) => Promise<void> {
+  return (m) =>
+    recordAuditEvent(state, {
+      accountId: m.accountId,
+      actor: OPERATOR_ACTOR,
+      action: m.kind === 'call_refund' ? 'call.refunded' : 'balance.adjusted',
+      subject: { id: m.callId ?? m.movementId, name: m.callId ?? m.movementId },
+      detail: { movement_id: m.movementId, micros: m.micros, reason: m.reason, by: m.by },
+    }).then(
+      () => undefined,
+      (err: unknown) => failed(err, m.movementId),
+    );
+}
+
 const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
 
 /** The event in words, as the dashboard shows it ("Ada invited Bob as billing"). */
@@ -141,6 +167,10 @@ export function describeAuditEvent(e: AuditEvent): string {
       return `${who} set the daily limit of app ${what} to ${str(d.limit) || 'none'}`;
     case 'app.disconnected':
       return `${who} disconnected app ${what}`;
+    case 'call.refunded':
+      return `${who} refunded ${formatUsd(Number(d.micros))} of ${what}: ${str(d.reason)}`;
+    case 'balance.adjusted':
+      return `${who} adjusted the balance by ${Number(d.micros) > 0 ? '+' : ''}${formatUsd(Number(d.micros))}: ${str(d.reason)}`;
     default:
       return `${who}: ${String(e.action)} ${what}`.trim();
   }

@@ -1,7 +1,7 @@
 import { LIMIT_CHOICES } from '../../auth/oauth/limits.js';
 import type { CardRow } from '../billing/index.js';
 import type { AccountRow, ApiKeyRow, Balance, CreditLine, KeyUsage, MovementRow } from '../ledger/types.js';
-import type { TransactionView } from '../run/account-view.js';
+import { describeTransaction, type TransactionView } from '../run/account-view.js';
 import { type Chart, legend } from './chart.js';
 import { alert, escapeHtml, isoMinute, notice, postForm, usd } from './html.js';
 import { keysSection } from './keys-view.js';
@@ -132,7 +132,7 @@ function historySection(v: DashboardView): string {
   const qs = new URLSearchParams(Object.entries(f).filter(([, x]) => x !== '' && x !== 'all')).toString();
   const rows = v.history
     .map((t) => {
-      const what = t.kind === 'call' ? escapeHtml(t.action) : escapeHtml(String(t.meta?.memo ?? t.kind));
+      const what = escapeHtml(describeTransaction(t));
       return `<tr data-id="${escapeHtml(t.id)}"><td class="meta">${isoMinute(t.created_at)}</td><td class="meta">${escapeHtml(t.kind)}</td><td class="lead">${what}</td><td class="meta">${escapeHtml(t.status)}${t.error_code ? ` <span class="hint">(${escapeHtml(t.error_code)})</span>` : ''}</td>${money(t.amount_micros)}<td class="wide"><code>${escapeHtml(t.id)}</code></td></tr>`;
     })
     .join('');

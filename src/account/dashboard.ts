@@ -79,15 +79,44 @@ export async function filteredHistory(
   const read = f.status ? Math.min(limit * 5, CSV_ROWS) : limit;
   let rows: TransactionView[];
   if (principals) {
-    rows =
-      f.kind === 'payments'
-        ? []
-        : (await ledger.transactionsOf(accountId, principals, read, range)).map(transactionView);
+    const [calls, refunds] = await Promise.all([
+      f.kind === 'payments' ? [] : ledger.transactionsOf(accountId, principals, read, range),
+      f.kind === 'calls' ? [] : refundsOfOwnCalls(ledger, accountId, principals, read, range),
+    ]);
+    rows = [...calls.map(transactionView), ...refunds].sort(
+      (a, b) => b.created_at.localeCompare(a.created_at) || (a.id < b.id ? 1 : -1),
+    );
   } else if (f.kind === 'calls')
     rows = (await ledger.transactions(accountId, read, range)).map(transactionView);
   else if (f.kind === 'payments') rows = (await ledger.movements(accountId, read, range)).map(movementView);
   else rows = await accountHistory(ledger, accountId, read, range);
   return (f.status ? rows.filter((r) => r.status === f.status) : rows).slice(0, limit);
+}
+
+/**
+ * The operator's refunds of a team member's own calls (`call_refund` rows naming the call): a member sees what was
+ * given back for its calls, never the account's other money. Looked for among the account's latest movements.
+ */
+async function refundsOfOwnCalls(
+  ledger: LedgerRecords,
+  accountId: string,
+  principals: readonly string[],
+  limit: number,
+  range: TimeRange,
+): Promise<TransactionView[]> {
+  const moves = (await ledger.movements(accountId, limit, range)).filter((m) => m.kind === 'call_refund');
+  const own = new Set(principals);
+  const mine = new Map<string, boolean>();
+  const out: TransactionView[] = [];
+  for (const m of moves) {
+    const id = String(m.meta?.refund_of ?? '');
+    if (!mine.has(id)) {
+      const principal = (await ledger.getCall(id))?.principal;
+      mine.set(id, typeof principal === 'string' && own.has(principal));
+    }
+    if (mine.get(id)) out.push(movementView(m));
+  }
+  return out;
 }
 
 export async function dashboardData(

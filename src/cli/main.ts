@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OAuthGrants } from '../../auth/oauth/grants.js';
 import { openOAuthStore } from '../../auth/oauth/store.js';
+import { operatorMoveLog } from '../account/audit.js';
 import type { StateDb } from '../backend.js';
 import { type Config, ConfigError, loadConfig } from '../config/index.js';
 import { DB_FILE, openStateLedger } from '../ledger/index.js';
@@ -10,7 +11,7 @@ import type { LedgerRecords } from '../ledger/types.js';
 import { systemClock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import { createLogger, routeProcessOutput } from '../log.js';
-import { accountHistory } from '../run/account-view.js';
+import { accountHistory, describeTransaction } from '../run/account-view.js';
 import { Lifecycle } from '../run/lifecycle.js';
 import { generateReceiptKey } from '../run/receipts.js';
 import * as cmd from './accounts.js';
@@ -18,6 +19,7 @@ import { catalogCommand } from './catalog.js';
 import { chooseDatabase, databaseError, describeDatabase, noDatabase } from './database.js';
 import * as keys from './keys.js';
 import { members } from './members.js';
+import { operatorCommand } from './operator.js';
 import { CliError, createOut, NotFoundError, type Out, table, UsageError } from './output.js';
 import { openState } from './state.js';
 import { checkCommand, USAGE, usageOf } from './usage.js';
@@ -130,6 +132,11 @@ async function run(argv: string[], out: Out): Promise<number> {
       await oauth(new OAuthGrants(openOAuthStore(opened.state)), ledger, out, sub, rest);
     } else if (command === 'members') {
       await members(opened.state, ledger, config.publicUrl, out, sub, rest, values);
+    } else if (command === 'refund' || command === 'adjust') {
+      const audit = operatorMoveLog(opened.state, (err, movement) =>
+        out.info(`${movement} was made but not recorded on the account's event log: ${String(err)}`),
+      );
+      await operatorCommand({ config, ledger, money, out, audit }, command, sub, rest, values);
     } else await dispatch(opened.state, ledger, money, out, command as string, sub, rest, values);
     // Which database answered (a refusal names it in its own words).
     out.info(`database: ${describeDatabase(config)}`);
@@ -182,7 +189,19 @@ function loadEnvFile(): string | undefined {
   }
 }
 
+/** A negative amount (`adjust alice -1.50`) is an argument, not an option: marked while parsing. */
+const NEGATIVE = /^-\d/;
+const MARK = '\u0000';
+
 function parse(argv: string[]) {
+  const unmark = (v: string) => (v.startsWith(MARK) ? v.slice(1) : v);
+  const r = parseOptions(argv.map((a) => (NEGATIVE.test(a) ? MARK + a : a)));
+  for (const [k, v] of Object.entries(r.values))
+    if (typeof v === 'string') Object.assign(r.values, { [k]: unmark(v) });
+  return { values: r.values, positionals: r.positionals.map(unmark) };
+}
+
+function parseOptions(argv: string[]) {
   return parseArgs({
     args: argv,
     allowPositionals: true,
@@ -201,11 +220,14 @@ function parse(argv: string[]) {
       workers: { type: 'string' },
       database: { type: 'string' },
       out: { type: 'string' },
+      usd: { type: 'string' },
+      reason: { type: 'string' },
+      'idempotency-key': { type: 'string' },
     },
   });
 }
 
-type Values = ReturnType<typeof parse>['values'];
+type Values = ReturnType<typeof parseOptions>['values'];
 
 async function dispatch(
   state: StateDb,
@@ -267,8 +289,8 @@ async function tx(ledger: LedgerRecords, out: Out, account: string, limitFlag: s
           txs.map((t) => [
             cmd.minute(t.created_at),
             t.id,
-            t.action,
-            t.status,
+            describeTransaction(t),
+            t.status === 'succeeded' && t.refunded_cents > 0 ? 'partly refunded' : t.status,
             formatUsd(t.amount_micros),
             t.error_code ?? '',
           ]),

@@ -21,6 +21,8 @@ export const COMMANDS: Record<string, Record<string, string>> = {
     revoke: 'keys revoke <key_id>',
   },
   credit: { '': 'credit <account> <usd>' },
+  adjust: { '': 'adjust <account> <±usd> --reason R [--idempotency-key K]' },
+  refund: { '': 'refund <transaction_id> [--usd X] --reason R [--idempotency-key K]' },
   balance: { '': 'balance <account>' },
   tx: { '': 'tx <account> [--limit N]' },
   members: {
@@ -61,6 +63,11 @@ Usage: ${ENTRY} <command> [options] [--json]     (or \`tollgate\` after \`npm li
                                           (never the secrets)
   keys revoke <key_id>                    revoke a key; it stops working at once
   credit <account> <usd>                  add credit to an account
+  adjust <account> <±usd> --reason R      correct a balance either way (recorded with the reason); a debit never
+                                          takes what the account's calls in flight hold
+  refund <transaction_id> [--usd X] --reason R
+                                          give back all (or X of) what a call was charged, never more in total;
+                                          the same request twice refunds once (--idempotency-key K: name it)
   balance <account>                       show an account's balance
   tx <account> [--limit N]                recent transactions, newest first
   members list <account>                  the account's team: members, roles, keys

@@ -59,6 +59,11 @@ export const envSchema = z.object({
   /** A separate admin listener serving only /metrics (token required too when TOLLGATE_METRICS_TOKEN is set). */
   TOLLGATE_METRICS_PORT: int(0, 65535).optional(),
   TOLLGATE_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Bearer token of the operator's HTTP endpoints (POST /api/operator/refund and /adjust); unset: only the CLI
+   * beside a SQLite gateway reaches them (with the per-start token in the data dir), elsewhere they answer 503.
+   */
+  TOLLGATE_ADMIN_TOKEN: z.string().min(32, 'at least 32 characters').optional(),
   TOLLGATE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * 1: time the stages of each call (sent one at a time) and print the table at shutdown, on stderr

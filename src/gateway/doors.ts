@@ -21,6 +21,7 @@ import type { ReceiptSigner } from '../run/receipts.js';
 import { mcpTopUp } from '../run/top-up.js';
 import { createMetadataFetcher } from '../upstreams/metadata-fetch.js';
 import type { Books } from './ledger.js';
+import { type OperatorDoor, operatorDoor } from './operator.js';
 import type { Opened } from './services.js';
 import { type Base, VERSION } from './state.js';
 
@@ -35,6 +36,8 @@ export interface Doors {
   alerts: Alerts;
   /** The doors' hot paths, tried in order before express. */
   hot: HotRoute[];
+  /** The operator's refunds and adjustments (./operator.ts): told where the server listens. */
+  operator: OperatorDoor;
 }
 
 export async function openDoors(
@@ -174,9 +177,11 @@ export async function openDoors(
     unavailable: config.env.TOLLGATE_LIST_UNAVAILABLE,
   });
   const { gatewayLinks } = s.files;
+  const operator = operatorDoor({ config, state, ledger, money, log: log.child({ door: 'operator' }) });
   const doors: Door[] = [
-    // First: the authorization server's endpoints read their own request bodies.
+    // First: the authorization server's endpoints and the operator's read their own request bodies.
     oauth.mount,
+    operator.mount,
     (app) => app.use(shim.router),
     mcp.mount,
     // Local storage serves its signed links itself; S3's presigned links go straight to the bucket.
@@ -200,5 +205,5 @@ export async function openDoors(
     onError: (err) => health.report(err),
     errorPage: account.errorPage,
   });
-  return { app, mcp, billing, alerts, hot: [shim.hot, mcp.hot, llmDoor.hot] };
+  return { app, mcp, billing, alerts, hot: [shim.hot, mcp.hot, llmDoor.hot], operator };
 }

@@ -41,6 +41,8 @@ export function serving(b: Base, d: Doors): Serving {
         server.listen(config.port, config.host, () => {
           const addr = server?.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+          // A SQLite gateway tells the CLI beside it where to send refunds and adjustments (./operator.ts).
+          d.operator.listening(`http://${host}:${addr.port}`);
           resolve(`http://${host}:${addr.port}`);
         });
       });
@@ -48,6 +50,7 @@ export function serving(b: Base, d: Doors): Serving {
     async close() {
       if (closed) return;
       closed = true;
+      d.operator.close();
       const stopped = server
         ? new Promise<void>((r) => {
             server?.close(() => r());

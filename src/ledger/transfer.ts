@@ -71,6 +71,7 @@ export const LEDGER_TABLES: readonly LedgerTable[] = [
       'hold_micros',
       'charged_micros',
       'refunded_micros',
+      'operator_refunded_micros',
       'status',
       'error_code',
       'idempotency_key',

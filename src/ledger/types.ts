@@ -1,3 +1,17 @@
+import type {
+  AdjustRequest,
+  AdjustResult,
+  ChargeRefundRequest,
+  ChargeRefundResult,
+} from './operator-types.js';
+
+export type {
+  AdjustRequest,
+  AdjustResult,
+  ChargeRefundRequest,
+  ChargeRefundResult,
+} from './operator-types.js';
+
 // The ledger's narrow, async interface. SQLite is the embedded default; a Postgres implementation plugs in
 // behind the same interface (async so that callers need not change).
 //
@@ -48,7 +62,11 @@ export interface CreditLine {
   settling: { movement_id: string; micros: number } | null;
 }
 
-/** Money that moved without a call (operator credits, card top-ups, settlements, refunds, disputes, grants). */
+/**
+ * Money that moved without a call (operator credits, card top-ups, settlements, refunds, disputes, grants), and
+ * the operator's own: `call_refund` (all or part of a call's charge given back, linked to the call) and
+ * `adjustment` (a signed correction of a balance, with its reason).
+ */
 export type MovementKind =
   | 'credit'
   | 'topup'
@@ -57,7 +75,9 @@ export type MovementKind =
   | 'refund_reversal'
   | 'dispute'
   | 'dispute_reversal'
-  | 'line';
+  | 'line'
+  | 'call_refund'
+  | 'adjustment';
 
 export interface MovementRow {
   id: string;
@@ -171,8 +191,12 @@ export interface CallRow {
   price_micros: number;
   hold_micros: number;
   charged_micros: number;
+  /** `refunded` once all it was charged is given back; a partly refunded call stays `succeeded`. */
   status: 'pending' | 'succeeded' | 'failed' | 'refunded';
+  /** Everything given back so far, ≤ charged_micros: refunds of failed work and the operator's refunds. */
   refunded_micros: number;
+  /** The part of refunded_micros the operator gave back: each such refund is its own `call_refund` movement. */
+  operator_refunded_micros: number;
   error_code: string | null;
   idempotency_key: string | null;
   payment_method: PaymentMethod;
@@ -423,6 +447,17 @@ export interface LedgerMoney {
    * and the call's status becomes `refunded`. Returns what was refunded (0 if nothing was due).
    */
   refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }>;
+  /**
+   * The operator's refund of all or part of a call's charge: a transfer back from revenue recorded as a
+   * `call_refund` movement linked to the call, in one serialized write that checks what is left, so refunds of
+   * one call never give back more than it was charged in total, whatever runs at once (replicas included).
+   */
+  refundCharge(req: ChargeRefundRequest): Promise<ChargeRefundResult>;
+  /**
+   * The operator's correction of a customer's balance, either way, as an `adjustment` movement (against
+   * sys_funding). A debit never takes what pending holds need: balance − held + usable line stays ≥ 0.
+   */
+  adjust(req: AdjustRequest): Promise<AdjustResult>;
   /** Voids holds past their expiry and purges idempotency keys past their TTL. */
   sweep(now: number): Promise<SweepResult>;
   /**

@@ -73,10 +73,14 @@ export function createPrometheusMetrics(version: string, sources: GaugeSources):
     ),
     refunded: new CounterFamily(
       'tollgate_refunded_micros_total',
-      'Money given back for failed jobs, micro-USD, by reason.',
+      'Money given back for failed jobs and by the operator (reason operator), micro-USD, by reason.',
       ['reason'],
     ),
-    refunds: new CounterFamily('tollgate_refunds_total', 'Refunds of failed jobs, by reason.', ['reason']),
+    refunds: new CounterFamily(
+      'tollgate_refunds_total',
+      'Refunds of failed jobs and by the operator (reason operator), by reason.',
+      ['reason'],
+    ),
     credited: new CounterFamily(
       'tollgate_credited_micros_total',
       'Money credited onto accounts from outside, micro-USD, by reason (operator, welcome, x402_prepaid).',

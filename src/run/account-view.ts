@@ -13,7 +13,9 @@ export function transactionView(c: CallRow): TransactionView {
     created_at: new Date(c.created_at).toISOString(),
     kind: 'call',
     action: c.action,
-    amount_micros: -(c.charged_micros - c.refunded_micros),
+    // Net of the refunds of failed work only: each refund the operator made is a row of its own (call_refund),
+    // so the rows of a history add up to what moved.
+    amount_micros: -(c.charged_micros - c.refunded_micros + c.operator_refunded_micros),
     status: c.status,
     price_cents: microsToCents(c.price_micros),
     charged_cents: microsToCents(c.charged_micros),
@@ -64,6 +66,19 @@ export function movementView(m: MovementRow): TransactionView {
       ...(moved ? {} : { requested_micros: m.amount_micros }),
     },
   };
+}
+
+/**
+ * What a row is, in words (`tollgate tx`, the dashboard): a call's action; an operator refund names the call it
+ * gave back (`refund of txn_…: reason`); other money its memo.
+ */
+export function describeTransaction(t: TransactionView): string {
+  if (t.kind === 'call') return t.action;
+  const memo = typeof t.meta?.memo === 'string' ? t.meta.memo : '';
+  if (t.kind === 'call_refund')
+    return `refund of ${String(t.meta?.refund_of ?? '?')}${memo ? `: ${memo}` : ''}`;
+  if (t.kind === 'adjustment') return `adjustment${memo ? `: ${memo}` : ''}`;
+  return memo || t.kind;
 }
 
 /** Calls and movements merged, newest first. */

@@ -3,6 +3,10 @@ import { type AccountPrincipal, principalRef } from '../../auth/principal.js';
 import type { AlertSignals } from '../alerts/signals.js';
 import { isDatabaseUnavailable } from '../errors.js';
 import type {
+  AdjustRequest,
+  AdjustResult,
+  ChargeRefundRequest,
+  ChargeRefundResult,
   ExternalRequest,
   ExternalResult,
   GrantLineResult,
@@ -18,9 +22,13 @@ import type { Clock } from '../lib/clock.js';
 import { formatUsd } from '../lib/money.js';
 import type { HoldRefusal, PaymentLabel, Telemetry } from '../ops/telemetry.js';
 import type { DatabaseHealth } from './db-health.js';
+import type { CaptureRecord, CreditReason, HoldOutcome, HoldSpec, VoidRecord } from './hold-spec.js';
 import { capScopeOf, observed } from './observed.js';
+import { operatorMoved } from './operator-moved.js';
 import { holdRefusal } from './refusals.js';
-import { capsOf, type DoorCap, refuseHold } from './spend-limits.js';
+import { capsOf, refuseHold } from './spend-limits.js';
+
+export type { CaptureRecord, CreditReason, HoldOutcome, HoldSpec, VoidRecord } from './hold-spec.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
@@ -28,6 +36,8 @@ import { capsOf, type DoorCap, refuseHold } from './spend-limits.js';
 //   hold ──► the work runs ──► capture (≤ hold) on success
 //                          └─► void on any failure: nothing is charged
 //   refundJob: a job charged at its start that later failed is given back, once
+//   refundCharge, adjust: the operator gives back all or part of a charge (never more than it was, once per
+//              reference), or corrects a balance (a debit never takes what pending holds need)
 //   credit:    money from outside (operator top-ups, welcome grants, x402 settled before running)
 //   recordSettledCall: money that moved without a call waiting for it (an x402 settlement confirmed late)
 //   card money: top-ups, refunds and disputes of card payments, once per outside reference, and their reversals
@@ -71,51 +81,6 @@ export interface LifecycleDeps {
 
 /** The holds of this process not resolved yet (call id → when taken), oldest first: the pending-holds gauges. */
 type PendingHolds = Map<string, number>;
-
-export interface HoldSpec {
-  principal: AccountPrincipal;
-  /** The action id, for the record (`llm/chat.completions` for the model router). */
-  action: string;
-  /** The price quoted to the caller. */
-  priceMicros: number;
-  /** The worst case reserved (metered calls); a fixed price holds exactly its price. */
-  holdMicros?: number | undefined;
-  /** How long the work may take: the hold outlives it by HOLD_MARGIN_MS. */
-  timeoutMs: number;
-  idempotency?: { key: string; fingerprint: string } | undefined;
-  /**
-   * A per-UTC-day cap of the door on the whole account, checked with the hold (the model router's inference cap;
-   * `name` starts the refusal: "Daily inference cap"). The caller's own limits (an API key's, an OAuth app's)
-   * apply besides it.
-   */
-  doorCap?: DoorCap | undefined;
-  /** Money that comes with the call (a verified x402 payment): credited with the hold, reversed if unused. */
-  funding?: { micros: number; memo: string } | undefined;
-  meta?: Record<string, unknown> | undefined;
-  /** Says what the hold is made of, for the insufficient-credit message of a metered call. */
-  holdNote?: string | undefined;
-}
-
-export type HoldOutcome =
-  | { kind: 'held'; hold: Hold }
-  /** An earlier call with the same idempotency key finished: its stored response, no new charge. */
-  | { kind: 'replay'; callId: string; response: unknown };
-
-export interface CaptureRecord {
-  provider: string | null;
-  /** Stored for idempotent replays (the envelope). */
-  response?: unknown;
-  meta?: Record<string, unknown> | undefined;
-  /** The job this call started (render, crawl…): a later poll that sees it fail refunds the call. */
-  jobHandle?: string | undefined;
-}
-
-export interface VoidRecord {
-  provider: string | null;
-  meta?: Record<string, unknown> | undefined;
-}
-
-export type CreditReason = 'operator' | 'welcome' | 'x402_prepaid';
 
 /** A reservation for one call. Resolve it exactly once: capture on success, void otherwise. */
 export class Hold {
@@ -455,6 +420,23 @@ export class Lifecycle {
       'settlement',
     );
     await this.deps.alerts?.settlementFinished(movementId, outcome, r);
+    return r;
+  }
+
+  /**
+   * The operator's refund of all or part of a charge, once per reference, never past what the call was charged
+   * in total, and off the cap counters it counted against (./operator-money.ts decides what may be asked).
+   */
+  async refundCharge(req: ChargeRefundRequest): Promise<ChargeRefundResult> {
+    const r = await this.deps.ledger.refundCharge(req);
+    if (r.kind === 'refunded') operatorMoved(this.deps, 'refund', r.movement, req.by);
+    return r;
+  }
+
+  /** The operator's correction of a balance, either way; a debit never takes what pending holds need. */
+  async adjust(req: AdjustRequest): Promise<AdjustResult> {
+    const r = await this.deps.ledger.adjust(req);
+    if (r.kind === 'adjusted') operatorMoved(this.deps, 'adjustment', r.movement, req.by);
     return r;
   }
 

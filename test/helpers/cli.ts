@@ -30,6 +30,28 @@ export function runCli(args: string[], opts: { cwd: string; env?: NodeJS.Process
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** As runCli, without blocking this process: for a CLI that talks to a gateway running in the test's own process. */
+export function runCliAsync(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CliRun> {
+  const proc = spawn(process.execPath, [...CLI, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH, TOLLGATE_LOG_LEVEL: 'silent', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout?.on('data', (d) => {
+    stdout += String(d);
+  });
+  proc.stderr?.on('data', (d) => {
+    stderr += String(d);
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /**
  * stderr without the one line oidc-provider prints at import on a Node release it does not list as supported
  * (Node 20: it works there, and the tests run there).

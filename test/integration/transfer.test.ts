@@ -104,7 +104,7 @@ async function started(r: Promise<{ kind: string }>): Promise<string> {
   return res.callId;
 }
 
-/** Every kind of money the ledger moves: calls captured, partly captured, voided, refunded; keys, caps, x402 funding, jobs; credits, card money, a credit line settled and one that failed. */
+/** Every kind of money the ledger moves: calls captured, partly captured, voided, refunded (in part by the operator); keys, caps, x402 funding, jobs; credits, adjustments, card money, a credit line settled and one that failed. */
 async function fillLedger(l: Ledger): Promise<string[]> {
   const alice = (await l.createAccount({ name: 'alice' })).id;
   const bob = (await l.createAccount({ name: 'bob' })).id;
@@ -157,6 +157,23 @@ async function fillLedger(l: Ledger): Promise<string[]> {
   const refunded = await started(l.begin(call(alice, 40_000)));
   await l.capture(refunded, { ...cap, amountMicros: 40_000 });
   await l.refundCall(refunded, 'operator refund');
+  // The operator's refund of part of a call (a movement of its own, linked to the call, which counts what the
+  // operator gave back) and adjustments either way, one made once per key.
+  const partly = await started(l.begin(call(alice, 40_000)));
+  await l.capture(partly, { ...cap, amountMicros: 40_000 });
+  const ask = { callId: partly, micros: 15_000, ref: `${partly}:key:t1`, reason: 'slow answer', by: 'cli:t' };
+  expect((await l.refundCharge(ask)).kind).toBe('refunded');
+  const sla = {
+    accountId: alice,
+    micros: 250_000,
+    reason: 'SLA credit',
+    by: 'cli:t',
+    ref: `${alice}:key:sla`,
+  };
+  expect((await l.adjust(sla)).kind).toBe('adjusted');
+  expect((await l.adjust({ accountId: alice, micros: -50_000, reason: 'setup fee', by: 'http' })).kind).toBe(
+    'adjusted',
+  );
   const x402 = { paymentMethod: 'x402' as const, principal: '0xabc' };
   await l.capture(
     await started(l.begin(call(payer, 10_000, { ...x402, funding: { micros: 10_000, memo: 'x402' } }))),
@@ -211,7 +228,7 @@ async function fillLedger(l: Ledger): Promise<string[]> {
   });
   if (s2.kind !== 'started') throw new Error('no settlement');
   await l.finishSettlement(s2.movementId, { ok: false, reason: 'card_declined' });
-  return [alice, bob, payer, refunded, agent.id];
+  return [alice, bob, payer, refunded, agent.id, partly];
 }
 
 /** One row (two, to show the order) in every store table the transfer carries, whatever its columns. */
@@ -296,7 +313,7 @@ describe.each([
 ] as const)('export from %s, import into %s', (from, to) => {
   it('[ops:export-import] every balance, history, key and carried row arrives; the ledger holds and works on', async () => {
     const source = await side(from);
-    const [alice, , , refunded, agentKey] = await withLedger(source, (l) => fillLedger(l));
+    const [alice, , , refunded, agentKey, partly] = await withLedger(source, (l) => fillLedger(l));
     await withSide(source, fillStores);
     const before = await seen(source);
 
@@ -310,7 +327,7 @@ describe.each([
     expect(imp.results[0]).toMatchObject({
       verified: true,
       target: { backend: to },
-      tables: { files: 2, calls: 13, spend_counters: 4 },
+      tables: { files: 2, calls: 14, spend_counters: 4 },
     });
 
     expect(await seen(target)).toEqual(before);
@@ -346,6 +363,24 @@ describe.each([
         durationMs: 1,
       });
       expect((await l.refundCall(refunded as string, 'again')).refundedMicros).toBe(0);
+      // The operator's partial refund came along: the call counts it, its reference still refunds once, and
+      // only the rest is left to refund.
+      expect(await l.getCall(partly as string)).toMatchObject({
+        status: 'succeeded',
+        refunded_micros: 15_000,
+        operator_refunded_micros: 15_000,
+      });
+      const history = await accountHistory(l, alice as string, 1000);
+      expect(history.filter((t) => t.kind === 'call_refund').map((t) => t.meta?.refund_of)).toEqual([partly]);
+      expect(history.filter((t) => t.kind === 'adjustment').map((t) => t.amount_micros)).toEqual([
+        -50_000, 250_000,
+      ]);
+      const ask = { callId: partly as string, ref: `${partly}:key:t1`, reason: 'slow answer', by: 'cli:t' };
+      expect((await l.refundCharge({ ...ask, micros: 15_000 })).kind).toBe('duplicate');
+      expect(await l.refundCharge({ ...ask, ref: `${partly}:key:t2`, micros: 30_000 })).toMatchObject({
+        kind: 'exceeds',
+        leftMicros: 25_000,
+      });
       const first = (await l.transactions(alice as string, 100))
         // One charged 10,000 (calls made in one millisecond list in id order, which is random within it).
         .filter((t) => t.status === 'succeeded' && t.charged_micros === 10_000)

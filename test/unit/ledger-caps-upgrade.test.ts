@@ -47,7 +47,11 @@ describe('[keys:limits-stored] upgrading to caps per key', () => {
   it('SQLite: the counters of today keep counting', async () => {
     const db = openSqlite(':memory:');
     try {
-      migrate(db, 'ledger', SQLITE_LEDGER_MIGRATIONS.slice(0, -1));
+      // The list as it was before the caps (later migrations come after it).
+      const caps = SQLITE_LEDGER_MIGRATIONS.findIndex((m) =>
+        (typeof m === 'string' ? m : m.sql).includes('RENAME TO spend_counters'),
+      );
+      migrate(db, 'ledger', SQLITE_LEDGER_MIGRATIONS.slice(0, caps));
       db.exec(`INSERT INTO accounts (id, name, kind, balance_micros, created_at) VALUES ('acct_old', 'old', 'customer', 100000, 1);
         INSERT INTO entries (transfer_id, account_id, amount_micros, kind, created_at) VALUES ('tr', 'acct_old', 100000, 'topup', 1), ('tr', 'sys_funding', -100000, 'topup', 1);
         INSERT INTO api_keys (id, account_id, hash, prefix, created_at) VALUES ('key_old', 'acct_old', 'h', 'tg_sk_o', 1);

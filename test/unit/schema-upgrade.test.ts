@@ -222,9 +222,10 @@ describe('[scale:one-schema] a database made by the release before upgrades with
       const opened = await openState(config(old.url), { replicaId: 'r_new' });
       const made = await openState(config(fresh.url), { replicaId: 'r_new' });
       try {
-        // And the changes since that release (5: the ledger's caps per key; 110: team accounts; 330: alerts).
+        // And the changes since that release (5: the ledger's caps per key; 6: the operator's refunds and
+        // adjustments; 110: team accounts; 330: alerts).
         expect(opened.migrated.applied.map((m) => m.version)).toEqual([
-          5, 110, 201, 202, 260, 301, 302, 303, 330,
+          5, 6, 110, 201, 202, 260, 301, 302, 303, 330,
         ]);
         const { state } = opened;
         await expectRowsKept(state, join(dataDir, 'none'));

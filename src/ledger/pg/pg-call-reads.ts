@@ -6,17 +6,17 @@ import type { CallRow, PrincipalSpendRow, TimeRange, UsageRow } from '../types.j
 
 const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
-interface CallDbRow extends Omit<CallRow, 'meta'> {
+export interface CallDbRow extends Omit<CallRow, 'meta'> {
   meta: string | null;
 }
 
-function toCallRow(r: CallDbRow): CallRow {
+export function toCallRow(r: CallDbRow): CallRow {
   return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
 }
 
 /** A CallRow's columns (the table also records the replica that took the call). */
-const CALL_COLUMNS =
-  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
+export const CALL_COLUMNS =
+  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, operator_refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
 
 type Rows = <T>(name: string | undefined, text: string, values: unknown[]) => Promise<T[]>;
 

@@ -30,6 +30,7 @@ import { PgCallReads } from './pg-call-reads.js';
 import { PgKeys } from './pg-keys.js';
 import { PgLedgerReads } from './pg-ledger-reads.js';
 import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
+import { PgOperatorMoves } from './pg-operator-moves.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
@@ -81,6 +82,9 @@ export class PgLedger extends PgLedgerReads implements Ledger {
    * resolve any hold, the statements check for themselves.
    */
   private readonly fullHolds = new Set<string>();
+  /** The operator's refunds and adjustments (./pg-operator-moves.ts). */
+  readonly refundCharge: Ledger['refundCharge'];
+  readonly adjust: Ledger['adjust'];
 
   constructor(
     private readonly pool: PgPool,
@@ -96,6 +100,9 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     this.keys = new PgKeys(pool, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0));
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
+    const operator = new PgOperatorMoves(pool);
+    this.refundCharge = (req) => operator.refundCharge(req, this.clock.now());
+    this.adjust = (req) => operator.adjust(req, this.clock.now());
   }
 
   private async rows<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {

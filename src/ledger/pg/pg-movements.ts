@@ -56,6 +56,19 @@ function toMovement(r: MovementDbRow): MovementRow {
 
 const isUnique = (err: unknown) => (err as { code?: string }).code === '23505';
 
+/**
+ * What a refund gives back comes off the cap counters the call counted against (`calls.cap_keys`), in the windows
+ * it was charged in, never below zero: refunds of failed work here and the operator's (./pg-operator-moves.ts).
+ * Under the account's lock, as every change of its counters.
+ */
+export async function uncountCaps(c: PgClient, accountId: string, caps: string[] | null, micros: number) {
+  if (!caps || caps.length === 0) return;
+  await c.query(
+    'UPDATE spend_counters SET spent_micros = greatest(0, spent_micros - $1) WHERE account_id = $2 AND counter = ANY ($3)',
+    [micros, accountId, caps],
+  );
+}
+
 export class PgMovements {
   constructor(private readonly pool: PgPool) {}
 
@@ -296,24 +309,22 @@ export class PgMovements {
     });
   }
 
-  /** The refund itself, under the account's lock: what the call was charged goes back, at most once. */
+  /**
+   * The refund itself, under the account's lock: what the call was charged and the operator has not refunded
+   * already (./pg-operator-moves.ts) goes back, at most once.
+   */
   private async give(c: PgClient, accountId: string, callId: string, reason: string, now: number) {
     await this.lock(c, accountId);
-    const marked = await c.query<{ charged_micros: number; cap_keys: string[] | null }>(
+    const marked = await c.query<{ amount: number; cap_keys: string[] | null }>(
       `UPDATE calls SET status = 'refunded', refunded_micros = charged_micros, error_code = $1
-        WHERE id = $2 AND status = 'succeeded' AND charged_micros > 0 RETURNING charged_micros, cap_keys`,
+         FROM (SELECT refunded_micros AS before FROM calls WHERE id = $2) b
+        WHERE id = $2 AND status = 'succeeded' AND charged_micros > refunded_micros
+        RETURNING charged_micros - b.before AS amount, calls.cap_keys`,
       [reason, callId],
     );
-    const amount = marked.rows[0]?.charged_micros;
+    const amount = marked.rows[0]?.amount;
     if (amount === undefined) return 0;
-    // What is given back comes off the cap counters the call counted against, in the windows it was charged in.
-    const caps = marked.rows[0]?.cap_keys;
-    if (caps) {
-      await c.query(
-        'UPDATE spend_counters SET spent_micros = greatest(0, spent_micros - $1) WHERE account_id = $2 AND counter = ANY ($3)',
-        [amount, accountId, caps],
-      );
-    }
+    await uncountCaps(c, accountId, marked.rows[0]?.cap_keys ?? null, amount);
     const t = newId('tr', now);
     await c.query(
       "INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at) VALUES ($1, $2, $3, 'refund', $4, $5, $6), ($1, 'sys_revenue', $7, 'refund', $4, $5, $6)",

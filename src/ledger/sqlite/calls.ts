@@ -287,6 +287,7 @@ export class SqliteCalls {
       charged_micros: 0,
       status: 'pending',
       refunded_micros: 0,
+      operator_refunded_micros: 0,
       error_code: null,
       idempotency_key: h.idempotency?.key ?? null,
       payment_method: h.paymentMethod,

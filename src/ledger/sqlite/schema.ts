@@ -264,6 +264,36 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   ALTER TABLE api_keys ADD COLUMN actions TEXT;
   ALTER TABLE calls ADD COLUMN cap_keys TEXT;
   `,
+  // The operator's refunds of calls (all or part of a charge, each a 'call_refund' movement linked to its call by
+  // meta.refund_of and external_ref) and adjustments of balances ('adjustment'). The movements table is rebuilt for
+  // its CHECK; a call records the part of its refunds the operator made, so its row in the history shows what it
+  // was charged less only the refunds that are not rows of their own.
+  {
+    rebuildsTables: true,
+    sql: `
+  CREATE TABLE movements_new (
+    id            TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id),
+    kind          TEXT NOT NULL CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line', 'call_refund', 'adjustment')),
+    amount_micros INTEGER NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    memo          TEXT,
+    external_ref  TEXT,
+    created_at    INTEGER NOT NULL,
+    finished_at   INTEGER,
+    meta          TEXT
+  );
+  INSERT INTO movements_new (id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta)
+    SELECT id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta FROM movements;
+  DROP TABLE movements;
+  ALTER TABLE movements_new RENAME TO movements;
+  CREATE INDEX movements_account_time ON movements(account_id, created_at DESC);
+  CREATE UNIQUE INDEX movements_external_once ON movements(kind, external_ref) WHERE external_ref IS NOT NULL;
+  CREATE UNIQUE INDEX movements_one_settlement ON movements(account_id) WHERE kind = 'settlement' AND status = 'pending';
+  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
+  ALTER TABLE calls ADD COLUMN operator_refunded_micros INTEGER NOT NULL DEFAULT 0;
+  `,
+  },
 ];
 
 export function migrateLedger(db: SqliteDb): void {

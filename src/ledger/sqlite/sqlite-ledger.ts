@@ -3,10 +3,13 @@ import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import { KeyCache } from '../key-cache.js';
+import { checkAdjust, checkRefund } from '../operator-rules.js';
 import { counterKey } from '../spend-caps.js';
 import {
   type AccountKind,
   type AccountRow,
+  type AdjustRequest,
+  type AdjustResult,
   type ApiKeyRow,
   type Balance,
   type BeginRequest,
@@ -14,6 +17,8 @@ import {
   type CallRow,
   type CaptureRequest,
   type CapWindow,
+  type ChargeRefundRequest,
+  type ChargeRefundResult,
   type CreditLine,
   type ExternalRequest,
   type ExternalResult,
@@ -41,6 +46,7 @@ import { type Durability, GroupCommit } from './group-commit.js';
 import { SqliteKeys } from './keys.js';
 import { voidLegacyHolds } from './legacy-holds.js';
 import { SqliteMovements } from './movements.js';
+import { SqliteOperatorMoves } from './operator-moves.js';
 import { SqlitePrincipalReads } from './principal-reads.js';
 import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
@@ -78,6 +84,7 @@ export class SqliteLedger implements Ledger {
   private readonly commits: GroupCommit;
   private readonly refunds: SqliteRefunds;
   private readonly movements_: SqliteMovements;
+  private readonly operator: SqliteOperatorMoves;
   private readonly calls: SqliteCalls;
   private readonly clock: Clock;
   private readonly idempotencyTtlMs: number;
@@ -117,6 +124,15 @@ export class SqliteLedger implements Ledger {
     this.calls = new SqliteCalls(this.s, this.commits, this.refunds, this.idempotencyTtlMs);
     // Card refunds and disputes take only money no hold reserves: this process's holds included.
     this.movements_ = new SqliteMovements(db, (id) => this.calls.reserved.heldOf(id));
+    this.operator = new SqliteOperatorMoves(db, {
+      pending: (id) => {
+        const h = this.calls.reserved.get(id);
+        return h && SqliteCalls.pendingRow(h);
+      },
+      available: (a) => this.calls.availableOf(a),
+      balance: (id) => this.balanceOf(id),
+      uncountCaps: (id, caps, micros) => this.refunds.uncountCaps(id, caps, micros),
+    });
   }
 
   /** Durable writes (accounts, keys, money without a call): each waits for the commit to be on disk. */
@@ -227,6 +243,18 @@ export class SqliteLedger implements Ledger {
   refundCall(callId: string, reason: string): Promise<{ refundedMicros: number }> {
     const now = this.clock.now();
     return this.write(() => this.refunds.refundCall(callId, reason, now));
+  }
+
+  async refundCharge(req: ChargeRefundRequest): Promise<ChargeRefundResult> {
+    checkRefund(req);
+    const now = this.clock.now();
+    return this.write(() => this.operator.refundCharge(req, now));
+  }
+
+  async adjust(req: AdjustRequest): Promise<AdjustResult> {
+    checkAdjust(req);
+    const now = this.clock.now();
+    return this.write(() => this.operator.adjust(req, now));
   }
 
   void(callId: string, req: VoidRequest): Promise<void> {

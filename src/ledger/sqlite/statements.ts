@@ -19,7 +19,7 @@ export interface CallDbRow extends Omit<CallRow, 'meta'> {
 
 /** A call's columns as CallRow has them (not the counters it counted against: those are the refunds' business). */
 const CALL_COLUMNS =
-  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
+  'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, operator_refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
 
 const KEY_COLUMNS =
   'id, account_id, prefix, name, created_at, revoked_at, max_call_micros, daily_limit_micros, monthly_limit_micros, actions';

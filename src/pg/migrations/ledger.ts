@@ -403,4 +403,17 @@ ALTER TABLE movements ADD CONSTRAINT movements_kind_check
 `,
   },
   LEDGER_V5_CAPS,
+  // The operator's refunds of calls and adjustments of balances (src/ledger/pg/pg-operator-moves.ts); a call
+  // records the part of its refunds the operator made (each one a movement of its own).
+  {
+    version: 6,
+    name: 'operator refunds and adjustments',
+    sql: `
+ALTER TABLE movements DROP CONSTRAINT movements_kind_check;
+ALTER TABLE movements ADD CONSTRAINT movements_kind_check
+  CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line',
+                  'call_refund', 'adjustment'));
+ALTER TABLE calls ADD COLUMN operator_refunded_micros bigint NOT NULL DEFAULT 0;
+`,
+  },
 ];
