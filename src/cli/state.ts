@@ -84,7 +84,11 @@ export async function openState(
       replicaId,
       leaseMs: opts.lease.leaseMs,
       clock: opts.lease.clock,
-      onError: (err) => opts.lease?.log.error({ err }, 'replica lease renewal failed'),
+      onError: (err) =>
+        opts.lease?.log.error(
+          { err },
+          'replica lease renewal failed; retrying (said once until it succeeds)',
+        ),
     });
   try {
     const migrated = opts.migrate === false ? NOTHING : await migrate(stores);

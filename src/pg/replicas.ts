@@ -19,6 +19,8 @@ export interface ReplicaLeaseOptions {
 export class ReplicaLease {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** A renewal failed and none has succeeded since (its failure was reported). */
+  private failing = false;
   private renewing: Promise<void> | undefined;
 
   constructor(
@@ -37,7 +39,16 @@ export class ReplicaLease {
     if (this.closed) return;
     this.timer = setInterval(
       () => {
-        this.renewing = this.renew().catch((err: unknown) => this.opts.onError?.(err));
+        this.renewing = this.renew().then(
+          () => {
+            this.failing = false;
+          },
+          (err: unknown) => {
+            // Said once a streak: renewals run every third of the lease, and an outage fails them all.
+            if (!this.failing) this.opts.onError?.(err);
+            this.failing = true;
+          },
+        );
       },
       Math.max(1, Math.floor(this.opts.leaseMs / 3)),
     );

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { DatabaseHealth } from './db-health.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -20,7 +21,8 @@ export function startSweeper(d: {
 }): { stop(): void } {
   const failed = (what: string) => (err: unknown) => {
     d.health.report(err);
-    d.log.error({ err }, what);
+    // A database that does not answer is the outage, which the health watch logs once; not a line a round.
+    if (!isDatabaseUnavailable(err)) d.log.error({ err }, what);
   };
   const timer = setInterval(() => {
     d.money

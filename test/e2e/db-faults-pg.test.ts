@@ -74,6 +74,8 @@ beforeAll(async () => {
     TOLLGATE_FETCH_ALLOW: '127.0.0.1',
     TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
     TOLLGATE_DATA_DIR: join(work, 'data'),
+    // Warnings and errors on stdout: the test reads them (no crash; the outage said once a replica).
+    TOLLGATE_LOG_LEVEL: 'warn',
   };
   const [pa, pb] = [await freePort(), await freePort()];
   [a, b] = await Promise.all([
@@ -192,5 +194,18 @@ describe('[db:unavailable-503] [db:holds-resolved] [db:ids-vouched] PostgreSQL r
         .balance_micros,
     );
     expect(before - after).toBe(told * 10_000);
+
+    // Both replicas lived through it (no crash, no restart of their worker), and each said the outage once per
+    // outage rather than once per round of its background work.
+    for (const r of [a, b]) {
+      const logs = r.stdout.map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string }) : {}));
+      expect(r.proc.exitCode, r.stdout.slice(-20).join('\n')).toBeNull();
+      expect(logs.filter((l) => /worker .*exit|replacing/i.test(l.msg ?? ''))).toEqual([]);
+      const said = logs.filter((l) => /not answering/.test(l.msg ?? '')).length;
+      expect(said).toBeGreaterThanOrEqual(1);
+      expect(said).toBeLessThanOrEqual(3); // the restart, the kill (and, under load, a flap between them)
+      expect(logs.filter((l) => /sweep failed/.test(l.msg ?? ''))).toEqual([]);
+      expect(logs.filter((l) => /lease renewal failed/.test(l.msg ?? '')).length).toBeLessThanOrEqual(3);
+    }
   }, 120_000);
 });
