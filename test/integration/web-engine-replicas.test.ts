@@ -134,7 +134,8 @@ describe.each(BACKENDS)('web engine store ($name)', (backend) => {
   });
 
   it('[crawl:restart-not-stuck] a crawl stopped by a restart resumes from its frontier; a job left running fails', async () => {
-    const first = engine(a, 150);
+    // Slow enough that a loaded machine cannot finish the tree before the restart (15 pages, 2 at a time, 1 s apart).
+    const first = engine(a, 1_000);
     const id = await first.startCrawl(crawlReq());
     const job = await first.startJob('extract', () => new Promise(() => undefined), 0);
     await until(first, id, (s) => s.completed >= 3);
