@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkBind } from '../../src/cli/start-checks.js';
 import { createLogger } from '../../src/log.js';
 import { createGateway } from '../../src/main.js';
@@ -141,7 +141,11 @@ describe('/readyz', () => {
       expect(down.body).toMatchObject({ ok: false, database: 'unavailable', draining: false });
       expect((await t.get('/healthz')).status).toBe(200);
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
-      expect((await t.get('/readyz')).status).toBe(200);
+      // Ready again once the outage's probe (every 500 ms) sees it answer: calls are admitted from then on too.
+      await vi.waitFor(async () => expect((await t.get('/readyz')).status).toBe(200), {
+        timeout: 10_000,
+        interval: 100,
+      });
     } finally {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => {});
       await admin.end();
