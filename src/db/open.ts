@@ -24,6 +24,8 @@ import type { StoreDb } from './schema.js';
 
 /** The SQL text of every query compiled once (prepared.ts), and its statement name on PostgreSQL. */
 const PREPARED = new Map<string, string>();
+/** Statements SQLite keeps per connection but PostgreSQL never names (transaction control cannot be prepared). */
+const PREPARED_SQLITE_ONLY = new Set<string>();
 
 export function registerPrepared(text: string): void {
   if (!PREPARED.has(text)) {
@@ -49,7 +51,7 @@ export function sqliteStoreDb(db: SqliteDb | (() => Promise<SqliteDb>)): StoreDb
   const statements = new Map<string, SqliteStatement>();
   let opened: SqliteDb | undefined = typeof db === 'function' ? undefined : db;
   const prepare = (raw: SqliteDb, text: string): SqliteStatement => {
-    if (!PREPARED.has(text)) return raw.prepare(text);
+    if (!PREPARED.has(text) && !PREPARED_SQLITE_ONLY.has(text)) return raw.prepare(text);
     let s = statements.get(text);
     if (!s) {
       s = raw.prepare(text);
@@ -167,17 +169,50 @@ export function dialectOf(db: StoreDb): Dialect {
  * Every statement inside is synchronous underneath (better-sqlite3), so the transaction lasts microseconds;
  * `fn` must await nothing but its own statements.
  */
-export function inTransaction<T>(db: StoreDb, fn: (trx: StoreDb) => Promise<T>): Promise<T> {
-  const begin = dialectOf(db) === 'sqlite' ? sql`begin immediate` : sql`begin`;
+// A transaction's own statements are kept like the compiled ones (SQLite: no prepare per transaction).
+const BEGIN_IMMEDIATE = sql`begin immediate`;
+const BEGIN = sql`begin`;
+const COMMIT = sql`commit`;
+const ROLLBACK = sql`rollback`;
+const SYNC_OFF = sql`pragma synchronous = OFF`;
+const SYNC_FULL = sql`pragma synchronous = FULL`;
+for (const text of [
+  'begin immediate',
+  'commit',
+  'rollback',
+  'pragma synchronous = OFF',
+  'pragma synchronous = FULL',
+])
+  PREPARED_SQLITE_ONLY.add(text);
+
+/**
+ * Runs `fn` in one transaction. `flush: false` (SQLite) commits it without its own fsync, for writes whose
+ * durability comes from a durable commit that always follows them on the same file (an x402 session channel's,
+ * made durable by its call's capture): the connection's synchronous=FULL is switched off around it. PostgreSQL
+ * callers say the same with `SET LOCAL synchronous_commit = off` inside.
+ */
+export function inTransaction<T>(
+  db: StoreDb,
+  fn: (trx: StoreDb) => Promise<T>,
+  opts: { flush?: boolean } = {},
+): Promise<T> {
+  const sqlite = dialectOf(db) === 'sqlite';
+  const begin = sqlite ? BEGIN_IMMEDIATE : BEGIN;
+  const unflushed = sqlite && opts.flush === false;
   return db.connection().execute(async (c) => {
-    await begin.execute(c);
+    if (unflushed) await SYNC_OFF.execute(c);
     try {
-      const out = await fn(c);
-      await sql`commit`.execute(c);
-      return out;
-    } catch (err) {
-      await sql`rollback`.execute(c).catch(() => {});
-      throw err;
+      await begin.execute(c);
+      try {
+        const out = await fn(c);
+        await COMMIT.execute(c);
+        return out;
+      } catch (err) {
+        await ROLLBACK.execute(c).catch(() => {});
+        throw err;
+      }
+    } finally {
+      if (unflushed) await SYNC_FULL.execute(c);
     }
   });
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inTransaction } from '../../src/db/open.js';
 import { prepare } from '../../src/db/prepared.js';
@@ -50,5 +51,38 @@ describe.each(BACKENDS)('the store layer ($name)', (backend) => {
     expect(await outside).toBe(1);
     const names = await db.selectFrom('billing_state').select('name').execute();
     expect(names.map((r) => r.name)).toEqual(['outside']);
+  });
+
+  it('a transaction committed without its own flush leaves the connection as durable as before, rollback too', async () => {
+    const db = state.db.stores;
+    const sync = async () => {
+      if (backend.name !== 'sqlite') return 'n/a';
+      const r = await sql<{ synchronous: number }>`pragma synchronous`.execute(db);
+      return r.rows[0]?.synchronous;
+    };
+    const before = await sync();
+    await inTransaction(
+      db,
+      async (trx) => {
+        if (backend.name === 'sqlite')
+          expect(
+            (await sql<{ synchronous: number }>`pragma synchronous`.execute(trx)).rows[0]?.synchronous,
+          ).toBe(0);
+        await trx.insertInto('billing_state').values({ name: 'unflushed', value: 'x' }).execute();
+      },
+      { flush: false },
+    );
+    await expect(
+      inTransaction(
+        db,
+        async () => {
+          throw new Error('roll back');
+        },
+        { flush: false },
+      ),
+    ).rejects.toThrow('roll back');
+    expect(await sync()).toBe(before);
+    if (backend.name === 'sqlite') expect(before).toBe(2); // FULL
+    expect(await db.selectFrom('billing_state').select('name').execute()).toEqual([{ name: 'unflushed' }]);
   });
 });

@@ -2,6 +2,7 @@ import type { Channel, ChannelStorage } from '@x402/evm/batch-settlement/server'
 import { sql } from 'kysely';
 import type { StateDb } from '../../backend.js';
 import { dialectOf, inTransaction } from '../../db/open.js';
+import { prepare } from '../../db/prepared.js';
 import type { StoreDb } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -15,7 +16,8 @@ import type { Clock } from '../../lib/clock.js';
 // lock on the channel id serializes every writer on every replica, creation included (the one dialect branch).
 // Durability: these writes move no money by themselves; the call's ledger capture, a durable commit made after
 // them, makes them durable too (PostgreSQL: synchronous_commit off rides on the next synchronous commit; SQLite:
-// the capture's fsync of the shared WAL covers every frame before it). A crash before that capture loses the
+// committed with the connection's synchronous switched off, the capture's fsync of the shared WAL covers every
+// frame before it). A crash before that capture loses the
 // channel update and the charge together.
 
 export interface SessionChannelStore extends ChannelStorage {
@@ -30,59 +32,71 @@ type Update = (c: Channel | undefined) => Channel | undefined;
 type Outcome = { channel: Channel | undefined; status: 'unchanged' | 'deleted' | 'updated' };
 
 const parse = (data: string): Channel => JSON.parse(data) as Channel;
+/** SQLite: committed without an fsync of its own (see Durability above). */
+const NOT_FLUSHED = { flush: false };
 
 export function openChannelStore(state: StateDb, clock: Clock): SessionChannelStore {
   const db = state.stores;
   const replicaId = state.replicaId;
   const postgres = dialectOf(db) === 'postgres';
 
-  const update = (id: string, fn: Update, onlyIfReplica?: string[]): Promise<Outcome> =>
-    inTransaction(db, async (trx) => {
-      if (postgres) {
-        await sql`SET LOCAL synchronous_commit = off`.execute(trx);
-        // Every writer of this channel, on every replica, queues here until this transaction ends.
-        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${id}, 402))`.execute(trx);
-      }
-      const row = await trx
-        .selectFrom('x402_channels')
-        .select(['data', 'replica'])
-        .where('channel_id', '=', id)
-        .executeTakeFirst();
-      if (onlyIfReplica && (!row || !onlyIfReplica.includes(row.replica))) {
-        return { channel: row ? parse(row.data) : undefined, status: 'unchanged' };
-      }
-      const current = row ? parse(row.data) : undefined;
-      const next = fn(current);
-      if (next === current) return { channel: current, status: 'unchanged' };
-      if (next === undefined) {
-        await trx.deleteFrom('x402_channels').where('channel_id', '=', id).execute();
-        return { channel: undefined, status: 'deleted' };
-      }
-      const values = {
-        channel_id: id,
-        data: JSON.stringify(next),
-        replica: replicaId,
-        updated_at: clock.now(),
-      };
-      await trx
+  // Every voucher of a session call reads and writes its channel twice (reserve, commit): compiled once, these run on
+  // kept statements (src/db/prepared.ts) instead of being built, compiled and prepared again each time.
+  const q = {
+    read: prepare<{ id: string }, { data: string; replica: string }>(db, (p) =>
+      db.selectFrom('x402_channels').select(['data', 'replica']).where('channel_id', '=', p.id),
+    ),
+    remove: prepare<{ id: string }, unknown>(db, (p) =>
+      db.deleteFrom('x402_channels').where('channel_id', '=', p.id),
+    ),
+    write: prepare<{ id: string; data: string; replica: string; at: number }, unknown>(db, (p) =>
+      db
         .insertInto('x402_channels')
-        .values(values)
+        .values({ channel_id: p.id, data: p.data, replica: p.replica, updated_at: p.at })
         .onConflict((oc) =>
-          oc
-            .column('channel_id')
-            .doUpdateSet({ data: values.data, replica: values.replica, updated_at: values.updated_at }),
+          oc.column('channel_id').doUpdateSet({ data: p.data, replica: p.replica, updated_at: p.at }),
+        ),
+    ),
+    lock: postgres
+      ? prepare<{ id: string }, unknown>(
+          db,
+          (p) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${p.id}, 402))`,
         )
-        .execute();
-      return { channel: next, status: 'updated' };
-    });
+      : undefined,
+    unsynced: postgres
+      ? prepare<object, unknown>(db, () => sql`SET LOCAL synchronous_commit = off`)
+      : undefined,
+  };
+
+  const update = (id: string, fn: Update, onlyIfReplica?: string[]): Promise<Outcome> =>
+    inTransaction(
+      db,
+      async (trx) => {
+        if (q.lock && q.unsynced) {
+          await q.unsynced.run({}, trx);
+          // Every writer of this channel, on every replica, queues here until this transaction ends.
+          await q.lock.run({ id }, trx);
+        }
+        const row = await q.read.first({ id }, trx);
+        if (onlyIfReplica && (!row || !onlyIfReplica.includes(row.replica))) {
+          return { channel: row ? parse(row.data) : undefined, status: 'unchanged' };
+        }
+        const current = row ? parse(row.data) : undefined;
+        const next = fn(current);
+        if (next === current) return { channel: current, status: 'unchanged' };
+        if (next === undefined) {
+          await q.remove.run({ id }, trx);
+          return { channel: undefined, status: 'deleted' };
+        }
+        await q.write.run({ id, data: JSON.stringify(next), replica: replicaId, at: clock.now() }, trx);
+        return { channel: next, status: 'updated' };
+      },
+      NOT_FLUSHED,
+    );
 
   return {
     async get(id) {
-      const row = await db
-        .selectFrom('x402_channels')
-        .select('data')
-        .where('channel_id', '=', id.toLowerCase())
-        .executeTakeFirst();
+      const row = await q.read.first({ id: id.toLowerCase() });
       return row ? parse(row.data) : undefined;
     },
     async list() {
