@@ -55,5 +55,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # SIGTERM (docker stop) reaches the gateway itself: in-flight calls finish, then it exits. Give it
 # TOLLGATE_SHUTDOWN_GRACE_SECONDS (30) plus a little: `docker stop -t 40`, `stop_grace_period: 40s`.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "bin/tollgate.js"]
+# V8's young generation at 2 × 4 MiB: ~40 MiB less peak memory under load, same throughput (docs/decisions.md).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "bin/tollgate.js"]
 CMD ["serve"]

@@ -84,13 +84,15 @@ describe('deployment files', () => {
     const unit = loadConfig(unitEnv());
     expect(unit.dataDir).toBe('/var/lib/tollgate');
     expect(read('deploy/tollgate.service')).toMatch(
-      /^ExecStart=\/usr\/bin\/node \/opt\/tollgate\/bin\/tollgate\.js serve$/m,
+      /^ExecStart=\/usr\/bin\/node --max-semi-space-size=4 \/opt\/tollgate\/bin\/tollgate\.js serve$/m,
     );
   });
 
   it('[deploy:entry-point] the container runs node bin/tollgate.js serve as a non-root user, from a slim install', () => {
     const docker = read('Dockerfile');
-    expect(docker).toMatch(/^ENTRYPOINT \["node", "bin\/tollgate\.js"\]\nCMD \["serve"\]$/m);
+    expect(docker).toMatch(
+      /^ENTRYPOINT \["node", "--max-semi-space-size=4", "bin\/tollgate\.js"\]\nCMD \["serve"\]$/m,
+    );
     expect(docker).toMatch(/^USER node$/m);
     // The final image's dependencies come from `npm ci --omit=dev`; dist/ from a stage that has them all.
     expect(docker).toMatch(/^FROM toolchain AS deps\nRUN npm ci --omit=dev /m);
@@ -118,5 +120,18 @@ describe('deployment files', () => {
     ];
     const offenders = texts.filter((f) => /npx\s+tollgate/.test(read(f)));
     expect(offenders).toEqual([]);
+  });
+
+  it('[deploy:node-flags] npm start, the container, the systemd unit and the bench start Node alike', async () => {
+    const { SERVE_NODE_FLAGS } = await import('../../bench/process.js');
+    const flags = SERVE_NODE_FLAGS.join(' ');
+    expect(flags).toBe('--max-semi-space-size=4');
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
+    expect(start).toContain(`exec node ${flags} bin/tollgate.js serve`);
+    const entry = SERVE_NODE_FLAGS.map((f) => `"${f}", `).join('');
+    expect(read('Dockerfile')).toContain(`ENTRYPOINT ["node", ${entry}"bin/tollgate.js"]`);
+    expect(read('deploy/tollgate.service')).toMatch(
+      new RegExp(`^ExecStart=/usr/bin/node ${flags} /opt/tollgate/bin/tollgate\\.js serve$`, 'm'),
+    );
   });
 });
