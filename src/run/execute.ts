@@ -363,15 +363,10 @@ async function runPaid(
       return failed(deps, hold, provider, e, action);
     }
   }
-  // The capture's commit is on its way to the disk when this returns; the receipt is signed meanwhile (its claims
-  // are the price, known already), and signed again only if the ledger charged something else (nothing, when
-  // the capture could not be written).
-  const capturing = hold.capture(priceMicros, {
-    provider,
-    response: envelope,
-    meta,
-    jobHandle: jobHandleOf(action, data),
-  });
+  // The receipt is signed while the capture commits (its claims are the price, known already), and signed again
+  // only if the ledger charged something else (nothing, when the capture could not be written). Signing starts
+  // first: a lone call's capture syncs on the event loop before `capture` returns (src/ledger/sqlite/
+  // group-commit.ts `alone`), and the signature, on libuv's pool, is done by the time it has.
   const receiptOf = (chargedMicros: number) =>
     signReceiptAsync(deps, {
       transactionId: hold.callId,
@@ -381,6 +376,12 @@ async function runPaid(
       collected: meta,
     });
   let signing = receiptOf(priceMicros);
+  const capturing = hold.capture(priceMicros, {
+    provider,
+    response: envelope,
+    meta,
+    jobHandle: jobHandleOf(action, data),
+  });
   const charged = await capturing;
   if (charged === undefined) {
     // Not recorded (the database did not answer, or the hold was resolved elsewhere): the result goes out
