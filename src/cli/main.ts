@@ -116,7 +116,7 @@ async function run(argv: string[], out: Out): Promise<number> {
   } catch (e) {
     throw databaseError(e, config);
   }
-  const ledger = openStateLedger(opened.state, {
+  const ledger = await openStateLedger(opened.state, {
     clock: systemClock,
     idempotencyTtlMs: config.idempotencyTtlMs,
   });

@@ -12,8 +12,6 @@ import { DB_FILE } from '../ledger/index.js';
 import type { Clock } from '../lib/clock.js';
 import { acquireInstanceLock } from '../lib/instance-lock.js';
 import { openSqlite } from '../lib/sqlite.js';
-import { openPgPool } from '../pg/pool.js';
-import { ReplicaLease } from '../pg/replicas.js';
 import type { DatabaseHealth } from '../run/db-health.js';
 
 /** The gateway's state, opened: close it last. */
@@ -75,6 +73,11 @@ export async function openState(
       throw err;
     }
   }
+  // node-postgres loads only here: a gateway on SQLite never carries it (issue 19: idle memory).
+  const [{ openPgPool }, { ReplicaLease }] = await Promise.all([
+    import('../pg/pool.js'),
+    import('../pg/replicas.js'),
+  ]);
   const pool = openPgPool(database.url, { max: opts.poolMax ?? database.pool });
   const stores = pgStoreDb(pool);
   const replicaId = opts.replicaId ?? newReplicaId();

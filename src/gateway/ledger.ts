@@ -19,7 +19,7 @@ export interface Books {
 
 export async function openBooks(b: Base, o: { skipRecovery?: boolean | undefined }): Promise<Books> {
   const { config, clock, log, state, telemetry } = b;
-  const ledger = openStateLedger(state, {
+  const ledger = await openStateLedger(state, {
     // A lone call's capture syncs on the event loop (src/ledger/sqlite/group-commit.ts `alone`).
     alone: () => b.inflight.size <= 1,
     clock,

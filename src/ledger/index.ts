@@ -3,7 +3,6 @@ import type { StateDb } from '../backend.js';
 import type { Clock } from '../lib/clock.js';
 import type { CommitHistograms } from '../lib/histogram.js';
 import { openSqlite } from '../lib/sqlite.js';
-import { PgLedger } from './pg/pg-ledger.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
 import type { Ledger } from './types.js';
 
@@ -36,8 +35,10 @@ export interface LedgerOptions {
  * replicas; its holds are this replica's). On PostgreSQL the schema comes from `migrate()` (src/pg/migrate.ts),
  * run before; `commits` and `groupCommit` concern SQLite only.
  */
-export function openStateLedger(state: StateDb, opts: LedgerOptions): Ledger {
+export async function openStateLedger(state: StateDb, opts: LedgerOptions): Promise<Ledger> {
   if (state.kind === 'postgres') {
+    // node-postgres and the PostgreSQL ledger load only here: a gateway on SQLite never carries them.
+    const { PgLedger } = await import('./pg/pg-ledger.js');
     return new PgLedger(state.pool, {
       clock: opts.clock,
       idempotencyTtlMs: opts.idempotencyTtlMs,

@@ -77,7 +77,7 @@ describe('[scale:one-schema] the store layer schema', () => {
     const pool = openPgPool(test.url, { max: 2 });
     const sqlite = await openState({ dataDir, database: undefined });
     try {
-      await openStateLedger(sqlite.state, { clock: systemClock, idempotencyTtlMs: 1000 }).close();
+      (await openStateLedger(sqlite.state, { clock: systemClock, idempotencyTtlMs: 1000 })).close();
       await sqlite.state.bulk.selectFrom('crawl_jobs').select('id').execute();
       const lite = {
         ...(await schemaOf(sqlite.state.stores, 'sqlite')),

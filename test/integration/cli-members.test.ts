@@ -44,7 +44,7 @@ describe('tollgate members', () => {
 
     // The link works once, as an owner's does; the log names the operator.
     const opened = await openState({ dataDir, database: undefined });
-    const ledger = openStateLedger(opened.state, { clock: systemClock, idempotencyTtlMs: 3_600_000 });
+    const ledger = await openStateLedger(opened.state, { clock: systemClock, idempotencyTtlMs: 3_600_000 });
     try {
       const team = new Team({ state: opened.state, ledger, clock: systemClock, log: createLogger('silent') });
       const token = new URL(inv.body.link).searchParams.get('token') as string;

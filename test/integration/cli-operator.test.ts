@@ -64,7 +64,7 @@ describe.each([{ name: 'sqlite' as const }, { name: 'postgres' as const }])(
       db = name === 'postgres' ? await createTestDatabase('tg_cliop') : undefined;
       const database = db && { url: db.url, pool: 2, leaseMs: 30_000 };
       state = await openState({ dataDir, database });
-      ledger = openStateLedger(state.state, { clock: systemClock, idempotencyTtlMs: DAY });
+      ledger = await openStateLedger(state.state, { clock: systemClock, idempotencyTtlMs: DAY });
       env = { TOLLGATE_DATA_DIR: dataDir, ...(db ? { TOLLGATE_DATABASE_URL: db.url } : {}) };
       acct = (await ledger.createAccount({ name: 'carol' })).id;
       await ledger.credit(acct, 1_000_000, 'test');
@@ -264,7 +264,7 @@ describe('the CLI beside a running SQLite gateway', () => {
     const dataDir = join(work, 'locked');
     // A data dir with a database, locked by a live process (this one) that never said where it listens.
     const opened = await openState({ dataDir, database: undefined });
-    const ledger = openStateLedger(opened.state, { clock: systemClock, idempotencyTtlMs: DAY });
+    const ledger = await openStateLedger(opened.state, { clock: systemClock, idempotencyTtlMs: DAY });
     const acct = (await ledger.createAccount({ name: 'dan' })).id;
     await ledger.credit(acct, 1_000_000, 'test');
     await ledger.close();

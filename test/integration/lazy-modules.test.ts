@@ -21,6 +21,8 @@ const OTEL = ['@opentelemetry/sdk-trace-base'];
 const METRICS = ['prom-client'];
 const BROWSER = ['playwright-core'];
 const MAIL = ['nodemailer'];
+/** node-postgres: only a gateway on PostgreSQL loads it (these probes run on SQLite). */
+const PG = ['pg'];
 const OPTIONAL = [
   ...MCP,
   ...X402,
@@ -32,6 +34,7 @@ const OPTIONAL = [
   ...METRICS,
   ...BROWSER,
   ...MAIL,
+  ...PG,
 ];
 
 interface Step {
@@ -91,7 +94,7 @@ async function probe(steps: string[], env: Record<string, string> = {}): Promise
 const optionalIn = (s: Step | undefined) => OPTIONAL.filter((p) => s?.loaded.includes(p));
 
 describe('[ops:lazy-modules] optional modules load only when configured or used', () => {
-  it('with nothing optional configured: none at start nor for a paid shim call; the MCP SDK with the first /mcp request (its 401 challenge without oidc-provider), oidc-provider with the first OAuth request', async () => {
+  it('with nothing optional configured (SQLite): none at start, node-postgres neither, nor for a paid shim call; the MCP SDK with the first /mcp request (its 401 challenge without oidc-provider), oidc-provider with the first OAuth request', async () => {
     const r = await probe(['start', 'health', 'shim', 'mcp-401', 'mcp-call', 'oauth-discovery']);
     expect(optionalIn(r.start)).toEqual([]);
     expect(r.shim?.status).toBe(200);

@@ -65,7 +65,7 @@ async function withLedger<T>(
   fn: (l: Ledger, state: Awaited<ReturnType<typeof openState>>) => Promise<T>,
 ) {
   const opened = await openState(config, { replicaId: 'r_test' });
-  const ledger = openStateLedger(opened.state, {
+  const ledger = await openStateLedger(opened.state, {
     clock: new ManualClock(Date.UTC(2026, 4, 2, 12)),
     idempotencyTtlMs: 86_400_000,
   });

@@ -18,8 +18,8 @@ describe.each(BACKENDS)('[auth:key-cache] API-key look-ups ($name)', (backend) =
   beforeEach(async () => {
     state = await backend.open();
     other = await backend.share(state);
-    a = openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000, keyCacheTtlMs: 5_000 });
-    b = openStateLedger(other.db, { clock, idempotencyTtlMs: 86_400_000, keyCacheTtlMs: 5_000 });
+    a = await openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000, keyCacheTtlMs: 5_000 });
+    b = await openStateLedger(other.db, { clock, idempotencyTtlMs: 86_400_000, keyCacheTtlMs: 5_000 });
   });
   afterEach(async () => {
     await a.close();

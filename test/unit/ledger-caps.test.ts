@@ -21,7 +21,7 @@ describe.each(BACKENDS)('spending caps ($name)', (backend) => {
   beforeEach(async () => {
     state = await backend.open();
     clock = new ManualClock(T0);
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: DAY, groupCommit: true });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: DAY, groupCommit: true });
   });
   afterEach(async () => {
     await ledger.close();
@@ -250,9 +250,9 @@ describe.each(BACKENDS)('spending caps ($name)', (backend) => {
     const { acct, key } = await keyed();
     await ledger.close();
     const TTL = 5_000;
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: DAY, keyCacheTtlMs: TTL });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: DAY, keyCacheTtlMs: TTL });
     const elsewhere = await backend.share(state, { replicaId: 'r_other' });
-    const other = openStateLedger(elsewhere.db, { clock, idempotencyTtlMs: DAY, keyCacheTtlMs: TTL });
+    const other = await openStateLedger(elsewhere.db, { clock, idempotencyTtlMs: DAY, keyCacheTtlMs: TTL });
     try {
       const hash = `h_${acct}`;
       expect((await ledger.findApiKeyByHash(hash))?.daily_limit_micros).toBeNull();

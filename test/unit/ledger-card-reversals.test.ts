@@ -17,7 +17,7 @@ describe.each(BACKENDS)('card money reversals ($name)', (backend) => {
 
   beforeEach(async () => {
     state = await backend.open();
-    ledger = openStateLedger(state.db, {
+    ledger = await openStateLedger(state.db, {
       clock: new ManualClock(Date.UTC(2026, 10, 22, 12)),
       idempotencyTtlMs: 86_400_000,
     });

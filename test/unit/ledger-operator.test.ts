@@ -34,8 +34,8 @@ describe.each(BACKENDS)('operator refunds and adjustments ($name)', (backend) =>
   beforeEach(async () => {
     state = await backend.open();
     other = await backend.share(state);
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR, groupCommit: true });
-    second = openStateLedger(other.db, { clock, idempotencyTtlMs: 24 * HOUR });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR, groupCommit: true });
+    second = await openStateLedger(other.db, { clock, idempotencyTtlMs: 24 * HOUR });
   });
   afterEach(async () => {
     await second.close();

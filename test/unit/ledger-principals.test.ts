@@ -18,7 +18,7 @@ describe.each(BACKENDS)('ledger reads per principal ($name)', (backend) => {
   beforeEach(async () => {
     state = await backend.open();
     clock = new ManualClock(Date.UTC(2026, 10, 20, 12));
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 3_600_000, groupCommit: true });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: 3_600_000, groupCommit: true });
   });
   afterEach(async () => {
     await ledger.close();

@@ -60,7 +60,7 @@ describe.each(BACKENDS)('ledger under concurrency ($name)', (backend) => {
 
   beforeEach(async () => {
     state = await backend.open();
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: TTL });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: TTL });
   });
   afterEach(async () => {
     await ledger.close();
@@ -124,8 +124,8 @@ describe('ledger shared by replicas (postgres)', () => {
     clock.set(Date.UTC(2026, 10, 22, 12));
     state = await pgBackend.open({ replicaId: 'r1' });
     other = await pgBackend.share(state, { replicaId: 'r2' });
-    r1 = openStateLedger(state.db, { clock, idempotencyTtlMs: TTL });
-    r2 = openStateLedger(other.db, { clock, idempotencyTtlMs: TTL });
+    r1 = await openStateLedger(state.db, { clock, idempotencyTtlMs: TTL });
+    r2 = await openStateLedger(other.db, { clock, idempotencyTtlMs: TTL });
   });
   afterEach(async () => {
     await r1.close();
@@ -244,7 +244,7 @@ describe('ledger shared by replicas (postgres)', () => {
 
   it('[billing:crash-recovery] every replica sweeping at once voids each expired hold exactly once', async () => {
     const third = await pgBackend.share(state, { replicaId: 'r3' });
-    const r3 = openStateLedger(third.db, { clock, idempotencyTtlMs: TTL });
+    const r3 = await openStateLedger(third.db, { clock, idempotencyTtlMs: TTL });
     try {
       const acct = await funded(10_000_000);
       const n = 60;

@@ -33,7 +33,7 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
     state = await backend.open();
     clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
     // As the gateway runs it: on SQLite, holds in memory and group commit with the fsync off the event loop.
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR, groupCommit: true });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: 24 * HOUR, groupCommit: true });
   });
   afterEach(async () => {
     await ledger.close();

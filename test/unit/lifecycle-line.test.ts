@@ -17,7 +17,7 @@ describe.each(BACKENDS)('lifecycle with a credit line ($name)', (backend) => {
 
   beforeEach(async () => {
     state = await backend.open();
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000 });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000 });
   });
   afterEach(async () => {
     await ledger.close();

@@ -50,7 +50,7 @@ describe.each(BACKENDS)('team accounts in the store ($name)', (backend) => {
     a = await backend.open({ replicaId: 'r_a' });
     b = await backend.share(a, { replicaId: 'r_b' });
     clock = new ManualClock(T0);
-    ledger = openStateLedger(a.db, { clock, idempotencyTtlMs: 3_600_000 });
+    ledger = await openStateLedger(a.db, { clock, idempotencyTtlMs: 3_600_000 });
     team = new Team({ state: a.db, ledger, clock, log: pino({ level: 'silent' }) });
   });
   afterEach(async () => {

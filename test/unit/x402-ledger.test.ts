@@ -89,7 +89,7 @@ describe.each(BACKENDS)('x402 in the ledger ($name)', (backend) => {
   let ledger: Ledger;
   beforeEach(async () => {
     state = await backend.open();
-    ledger = openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000 });
+    ledger = await openStateLedger(state.db, { clock, idempotencyTtlMs: 86_400_000 });
     await ledger.createAccount({ id: 'x402_0xpayer', kind: 'x402', name: 'x402 payer' });
   });
   afterEach(async () => {
