@@ -2,17 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import {
-  type Abi,
-  type Address,
-  createWalletClient,
-  defineChain,
-  type Hex,
-  http,
-  nonceManager,
-  publicActions,
-} from 'viem';
+import { type Abi, type Address, createWalletClient, defineChain, type Hex, http, publicActions } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 
 // A real EVM on 127.0.0.1 for x402 tests: anvil from the npm package @foundry-rs/anvil (the binary ships inside
 // its platform package), chain id 8453 like Base, with a USDC look-alike (test/fakes/evm/MockUSDC.sol) placed
@@ -28,6 +20,11 @@ export const BATCH_SETTLEMENT: Address = '0x4020074e9dF2ce1deE5A9C1b5c3f541D02a1
 export const ERC3009_COLLECTOR: Address = '0x4020806089470a89826cB9fB1f4059150b550004';
 /** anvil's well-known dev account #0 (10 000 ETH): the facilitator's gas payer in tests. Not a secret. */
 export const DEV_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+/**
+ * anvil's dev account #1: the helper's own (it mints), so that its transactions never race the facilitator's for
+ * a nonce of the same account. Not a secret.
+ */
+const HELPER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
 interface Artifact {
   abi: Abi;
@@ -106,13 +103,15 @@ export async function startChain(chainId = 8453): Promise<TestChain> {
     rpcUrls: { default: { http: [rpcUrl] } },
   });
   const client = createWalletClient({
-    account: privateKeyToAccount(DEV_KEY, { nonceManager }),
+    // Its own nonce manager: viem's shared one remembers the last nonce per address and chain id across chains,
+    // and the next chain of a process (the bench runs several) would then be sent a nonce with a gap.
+    account: privateKeyToAccount(HELPER_KEY, { nonceManager: createNonceManager({ source: jsonRpc() }) }),
     chain,
     // Expected reverts must not be retried (viem's default retries turn each into seconds).
     transport: http(rpcUrl, { retryCount: 0 }),
     pollingInterval: 50,
   }).extend(publicActions);
-  // The dev key mints; a separate funder account would only add set-up.
+  // The helper's account mints (MockUSDC lets anyone).
   await client.request({
     method: 'anvil_setCode' as never,
     params: [BASE_USDC, ARTIFACTS.contracts.MockUSDC.runtime] as never,

@@ -4,8 +4,9 @@ import type { Network, SupportedResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
-import { createWalletClient, defineChain, http, nonceManager, publicActions } from 'viem';
+import { createWalletClient, defineChain, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { createNonceManager, jsonRpc } from 'viem/nonce';
 import { classifyingFacilitator, type Facilitator } from './facilitator.js';
 
 // The built-in facilitator: the gateway verifies and settles payments itself with the official x402 code
@@ -36,7 +37,12 @@ export interface BuiltinFacilitatorCore {
 export function builtinFacilitator(
   opts: BuiltinFacilitatorOptions,
 ): Facilitator & { address: string; core: BuiltinFacilitatorCore } {
-  const account = privateKeyToAccount(opts.signerKey, { nonceManager });
+  // A nonce manager of this facilitator's own: viem's shared one keys its memory by address and chain id only, so
+  // a second chain with the same id (a test chain started after another, a node reset) would get the last nonce
+  // of the first plus one: a gap, and a settlement that is never mined.
+  const account = privateKeyToAccount(opts.signerKey, {
+    nonceManager: createNonceManager({ source: jsonRpc() }),
+  });
   const chain = defineChain({
     id: opts.chainId,
     name: opts.network,
