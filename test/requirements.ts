@@ -513,6 +513,8 @@ export const REQUIREMENTS = {
   'x402:official-client-pays':
     'The official x402 client pays an HTTP action: exactly the price moves on chain, the ledger records payer, network, amount and tx hash.',
   'x402:consult-without-key': 'platform/consult is callable with x402 and no key (§5).',
+  'x402:nonce-per-chain':
+    "The built-in facilitator takes its nonces from the chain it sends to, never from another chain's memory.",
   'x402:accounts-pay-from-balance':
     'A caller with an API key pays from its balance; a payment sent along is ignored.',
   'x402:no-settle-on-failure': 'A failed action settles nothing and is recorded as uncharged.',
