@@ -3,6 +3,7 @@ import type { AccountRow, LedgerRecords } from '../ledger/types.js';
 import { nearest } from '../lib/did-you-mean.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import type { Lifecycle } from '../run/lifecycle.js';
+import { balanceFields } from '../run/operator-money.js';
 import { CliError, NotFoundError, type Out, table, UsageError } from './output.js';
 
 // Operator commands on accounts, keys and credit. They write through the same ledger as the server. An account is
@@ -115,16 +116,6 @@ export async function balance(ledger: LedgerRecords, out: Out, account: string) 
     { account_id: acct.id, ...balanceFields(bal) },
     `${accountLabel(acct)}: balance ${formatUsd(bal.balance_micros)}, held ${formatUsd(bal.held_micros)}, available ${formatUsd(bal.available_micros)}`,
   );
-}
-
-function balanceFields(b: { balance_micros: number; held_micros: number; available_micros: number }) {
-  return {
-    balance_usd: formatUsd(b.balance_micros),
-    available_usd: formatUsd(b.available_micros),
-    balance_micros: b.balance_micros,
-    held_micros: b.held_micros,
-    available_micros: b.available_micros,
-  };
 }
 
 /** `2025-01-02T03:04:05.678Z` → `2025-01-02 03:04`. */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../lib/instance-lock.js';
 
 // A SQLite gateway keeps its holds in its own memory (src/ledger/sqlite/reservations.ts): another process that
 // writes the database (the CLI) cannot see them, so a debit made there could take money a call in flight needs.
@@ -39,14 +40,5 @@ export function lockHolder(dataDir: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -43,7 +43,8 @@ export function acquireInstanceLock(dataDir: string): () => void {
   throw new Error(`could not take the lock on ${dataDir}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user's counts: EPERM). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../auth/api-keys.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { fillDisk, mountSmallDisk, unmountSmallDisk } from '../helpers/small-disk.js';
 import {
   capturedLog,
   dashboardSession,
@@ -31,12 +30,7 @@ let mnt: string;
 let t: TestGateway;
 
 beforeAll(async () => {
-  mnt = mkdtempSync(join(tmpdir(), 'tollgate-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mnt]);
-  } catch (e) {
-    throw new Error(`this test mounts a small tmpfs for the data directory and needs root to: ${String(e)}`);
-  }
+  mnt = mountSmallDisk(24);
   t = await startGateway({
     dataDir: join(mnt, 'data'),
     env: {
@@ -52,24 +46,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  if (mnt) {
-    execFileSync('umount', ['-l', mnt]);
-    rmSync(mnt, { recursive: true, force: true });
-  }
+  unmountSmallDisk(mnt);
 });
-
-/** Writes zeros into a file until the filesystem is full. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-pages] every door on a SQLite disk that is full', () => {
   it('no 500, paid calls refused with the outage error, nothing charged, logged once, and all working after', async () => {
@@ -82,7 +60,7 @@ describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-p
 
     // Fill the disk, then call until the database refuses a write (the WAL has to grow first).
     const logged = records().length;
-    fill(join(mnt, 'filler'));
+    fillDisk(join(mnt, 'filler'));
     let stop = false;
     const worker = async () => {
       while (!stop) {

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -8,6 +7,7 @@ import { createApiKey } from '../../auth/api-keys.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { type ServeProcess, serveCli } from '../helpers/cli.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
+import { fillDisk, mountSmallDisk, unmountSmallDisk } from '../helpers/small-disk.js';
 import { openLedger } from '../helpers/sqlite-ledger.js';
 
 // Issue 21 on SQLite: the gateway's data directory on a small filesystem of the test's own (a tmpfs, mounted
@@ -27,37 +27,16 @@ beforeAll(async () => {
     '/page': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(html('<p>hi</p>')),
   });
   work = mkdtempSync(join(tmpdir(), 'tollgate-full-'));
-  mnt = mkdtempSync(join(tmpdir(), 'tollgate-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mnt]);
-  } catch (e) {
-    throw new Error(`this test mounts a small tmpfs for the data directory and needs root to: ${String(e)}`);
-  }
+  mnt = mountSmallDisk(6);
 });
 
 afterAll(async () => {
   await gw?.stop();
   await agent.close();
   await site?.close();
-  if (mnt) {
-    execFileSync('umount', ['-l', mnt]);
-    rmSync(mnt, { recursive: true, force: true });
-  }
+  unmountSmallDisk(mnt);
   if (work) rmSync(work, { recursive: true, force: true });
 });
-
-/** Writes zeros into a file until the filesystem is full. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('[db:unavailable-503] [db:ids-vouched] a SQLite disk that fills up under load', () => {
   it('refuses cleanly while full, loses no acknowledged charge, and charges again once there is room', async () => {
@@ -107,7 +86,7 @@ describe('[db:unavailable-503] [db:ids-vouched] a SQLite disk that fills up unde
       .toBeGreaterThan(100);
 
     const filler = join(mnt, 'filler');
-    fill(filler);
+    fillDisk(filler);
     // The WAL runs out of room: calls are refused with 503 (never a 500) until there is some again.
     await expect
       .poll(() => answers.filter((x) => x.status === 503).length, { timeout: 20_000 })
