@@ -1,7 +1,14 @@
 import { GatewayError } from '../src/errors.js';
-import { htmlToMarkdown } from '../src/lib/markdown.js';
 import type { HandlerContext, Services } from './context.js';
 import type { Facet } from './supersearch-route.js';
+
+// The markdown writer brings htmlparser2 (~1.5 MiB of heap): it loads with the first page read, not at start
+// (issue 19, idle RSS).
+let markdown: typeof import('../src/lib/markdown.js') | undefined;
+async function htmlToMarkdown(html: string, opts: { baseUrl: string }) {
+  markdown ??= await import('../src/lib/markdown.js');
+  return markdown.htmlToMarkdown(html, opts);
+}
 
 // platform/supersearch's sources. Each facet has its own ladder of indexes, and where an index has a source of
 // that kind the facet asks for it instead of rewriting one web search: the second index's news vertical with
@@ -165,7 +172,7 @@ export async function fetchPlain(url: string, ctx: HandlerContext): Promise<stri
   try {
     const page = await ctx.services.web.fetchPage(url, { signal: ctx.signal, timeoutMs: 20_000 });
     if (page.status >= 400) return undefined;
-    return htmlToMarkdown(page.body, { baseUrl: page.url }).markdown;
+    return (await htmlToMarkdown(page.body, { baseUrl: page.url })).markdown;
   } catch (e) {
     if (ctx.signal.aborted) throw e;
     ctx.log.warn({ url, err: e }, 'supersearch page fetch failed');
@@ -200,7 +207,10 @@ export async function fetchHard(
   if (ant && spend(4)) {
     try {
       const page = await ant.general({ url, browser: true, proxy_type: 'residential' }, ctx.signal);
-      return { markdown: htmlToMarkdown(page.html, { baseUrl: url }).markdown, source: 'residential' };
+      return {
+        markdown: (await htmlToMarkdown(page.html, { baseUrl: url })).markdown,
+        source: 'residential',
+      };
     } catch (e) {
       if (ctx.signal.aborted) throw e;
       ctx.log.warn({ url, err: e }, 'supersearch residential fetch failed');

@@ -4,8 +4,8 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { CrawlRequest, CrawlStatus, PageFormat, PageResult } from '../ports/index.js';
 import { type HostGate, Semaphore } from './limit.js';
-import { fetchRobots } from './map.js';
 import type { Robots } from './robots.js';
+import { fetchRobots } from './robots.js';
 import { convert, load, type ScrapeDeps } from './scrape.js';
 import type { QueueItem, WebStore } from './store.js';
 import { normalizeUrl, originOf, sameSite, siteOf } from './url.js';
@@ -269,7 +269,7 @@ export class Crawler {
       if (loaded.status >= 400) {
         return { page: failedPage(item.url, loaded.url, loaded.status, `HTTP ${loaded.status}`), links: [] };
       }
-      const page = convert(loaded, req);
+      const page = await convert(loaded, req);
       const links = page.links ?? [];
       if (!params.formats.includes('links')) delete page.links;
       return { page, links };

@@ -9,7 +9,6 @@ import { type GuardedFetcher, USER_AGENT } from '../upstreams/web-fetch.js';
 import { BrowserPool } from './browser.js';
 import { Crawler } from './crawler.js';
 import { HostGate, sleep } from './limit.js';
-import { mapSite } from './map.js';
 import { scrapePage } from './scrape.js';
 import { openWebStore } from './store-sql.js';
 
@@ -165,7 +164,8 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
     serves: (group) => opts.groups.has(group),
     browserAvailable: () => browser.available(),
     scrape: (req) => scrapePage(scrapeDeps, req),
-    map: (req) => mapSite(opts.fetcher, req),
+    // map.ts brings htmlparser2: loaded with the first map (issue 19, idle RSS).
+    map: async (req) => (await import('./map.js')).mapSite(opts.fetcher, req),
     startCrawl: (req) => crawler.start({ ...req, maxPages: Math.min(req.maxPages, opts.crawl.maxPages) }),
     crawlStatus: (id, skip) => crawler.status(id, skip),
     startJob,

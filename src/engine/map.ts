@@ -2,7 +2,7 @@ import { Parser } from 'htmlparser2';
 import { linkSignals } from '../lib/abort.js';
 import type { MapRequest } from '../ports/index.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
-import { ALLOW_ALL, DISALLOW_ALL, parseRobots, type Robots } from './robots.js';
+import { fetchRobots } from './robots.js';
 import { scanHtml } from './scan.js';
 import { normalizeUrl, originOf, sameSite, siteOf } from './url.js';
 
@@ -13,32 +13,6 @@ import { normalizeUrl, originOf, sameSite, siteOf } from './url.js';
 const MAX_SITEMAP_FILES = 20;
 const MAX_PAGE_FETCHES = 50;
 const PAGE_TIMEOUT_MS = 15_000;
-
-/**
- * The origin's robots.txt. `strict`: a site that cannot be reached at all (refused by the SSRF guard, not
- * resolving, timing out) fails the call instead of being treated as "disallow everything".
- */
-export async function fetchRobots(
-  fetcher: GuardedFetcher,
-  origin: string,
-  signal: AbortSignal,
-  strict = false,
-): Promise<Robots> {
-  try {
-    const res = await fetcher.fetchPage(`${origin}/robots.txt`, {
-      signal,
-      timeoutMs: 10_000,
-      maxBytes: 512 * 1024,
-      textOnly: true,
-    });
-    if (res.status >= 500) return DISALLOW_ALL;
-    if (res.status >= 400) return ALLOW_ALL;
-    return parseRobots(res.body);
-  } catch (e) {
-    if (signal.aborted || strict) throw e;
-    return DISALLOW_ALL;
-  }
-}
 
 /** `<loc>` entries of a sitemap or sitemap index. */
 export function parseSitemap(xml: string): { pages: string[]; sitemaps: string[] } {

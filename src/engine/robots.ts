@@ -1,3 +1,5 @@
+import type { GuardedFetcher } from '../upstreams/web-fetch.js';
+
 // robots.txt (RFC 9309): the group for our product token, else `*`; longest matching rule wins, allow wins a
 // tie; `*` and `$` wildcards. Crawl-delay (not in the RFC, but widely used) and Sitemap lines are read too.
 
@@ -103,3 +105,29 @@ export function parseRobots(text: string, agent = ROBOTS_AGENT): Robots {
 export const ALLOW_ALL: Robots = { allowed: () => true, crawlDelayMs: undefined, sitemaps: [] };
 /** robots.txt unreachable (5xx, network error): RFC 9309 §2.3.1.4 says assume complete disallow. */
 export const DISALLOW_ALL: Robots = { allowed: () => false, crawlDelayMs: undefined, sitemaps: [] };
+
+/**
+ * The origin's robots.txt. `strict`: a site that cannot be reached at all (refused by the SSRF guard, not
+ * resolving, timing out) fails the call instead of being treated as "disallow everything".
+ */
+export async function fetchRobots(
+  fetcher: GuardedFetcher,
+  origin: string,
+  signal: AbortSignal,
+  strict = false,
+): Promise<Robots> {
+  try {
+    const res = await fetcher.fetchPage(`${origin}/robots.txt`, {
+      signal,
+      timeoutMs: 10_000,
+      maxBytes: 512 * 1024,
+      textOnly: true,
+    });
+    if (res.status >= 500) return DISALLOW_ALL;
+    if (res.status >= 400) return ALLOW_ALL;
+    return parseRobots(res.body);
+  } catch (e) {
+    if (signal.aborted || strict) throw e;
+    return DISALLOW_ALL;
+  }
+}

@@ -2,7 +2,6 @@ import { GatewayError } from '../errors.js';
 import type { PageFormat, PageRequest, PageResult } from '../ports/index.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
 import { type BrowserPool, browserMissing } from './browser.js';
-import { needsBrowser, scanHtml } from './scan.js';
 
 // One page: plain fetch or headless render (or fetch, then render if the page needs JavaScript), then one scan
 // of the HTML for every format asked for.
@@ -28,6 +27,14 @@ interface Loaded {
 
 const HTML_TYPE = /^\s*(text\/html|application\/xhtml\+xml)|^\s*$/i;
 
+// The HTML scanner (htmlparser2, the entity tables, the markdown writer) is ~1.5 MiB of heap: it loads with the
+// first page this gateway reads, not at start (issue 19, idle RSS).
+let scanner: typeof import('./scan.js') | undefined;
+const loadScanner = async () => {
+  scanner ??= await import('./scan.js');
+  return scanner;
+};
+
 export async function scrapePage(deps: ScrapeDeps, req: PageRequest): Promise<PageResult> {
   const loaded = await load(deps, req);
   // A target answering 4xx/5xx is a failed scrape (as ScrapingAnt reports it): not charged (docs/decisions.md).
@@ -43,10 +50,10 @@ export async function scrapePage(deps: ScrapeDeps, req: PageRequest): Promise<Pa
   return convert(loaded, req);
 }
 
-export function convert(
+export async function convert(
   loaded: Loaded,
   req: Pick<PageRequest, 'url' | 'formats' | 'onlyMainContent' | 'returnPageSource' | 'skipMetadata'>,
-): PageResult {
+): Promise<PageResult> {
   const want = new Set<PageFormat>(req.formats);
   const isHtml = HTML_TYPE.test(loaded.contentType);
   const metadata: PageResult['metadata'] = {
@@ -75,6 +82,7 @@ export function convert(
   }
   const textual = want.has('markdown') || want.has('plainText') || want.has('html') || want.has('links');
   if (!textual && req.skipMetadata) return out;
+  const { scanHtml } = scanner ?? (await loadScanner());
   const scan = scanHtml(loaded.html, {
     baseUrl: loaded.url,
     mainContent: req.onlyMainContent,
@@ -125,6 +133,7 @@ export async function load(deps: ScrapeDeps, req: PageRequest): Promise<Loaded> 
     warnings: [],
   };
   if (req.render === false || page.status >= 400 || !HTML_TYPE.test(page.contentType)) return fetched;
+  const { scanHtml, needsBrowser } = scanner ?? (await loadScanner());
   const scan = scanHtml(page.body, { baseUrl: page.url });
   if (!needsBrowser(scan.hints)) return fetched;
   if (!deps.browser.available()) {

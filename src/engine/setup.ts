@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import type { WebGroup } from '../ports/index.js';
 import { createFastcrwClient, type FastcrwClient } from '../upstreams/fastcrw.js';
 import { createFirecrawlClient, type FirecrawlClient } from '../upstreams/firecrawl.js';
-import { createDispatcher } from '../upstreams/http.js';
+import { createPool } from '../upstreams/http.js';
 import { createScrapingAntClient, type ScrapingAntClient } from '../upstreams/scrapingant.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
 import { type BuiltinEngine, createWebEngine } from './index.js';
@@ -80,11 +80,11 @@ export function createWebStack(
   const env = config.env;
   const { useVendor, builtinGroups, routes } = webRoutes(config);
 
-  const dispatcher = createDispatcher({ connections: config.upstreamConnections });
+  const pool = createPool({ connections: config.upstreamConnections });
   const opts = (v: VendorKey) => ({
     baseUrl: config.vendors[v].baseUrl,
     apiKey: config.vendors[v].apiKey as string,
-    dispatcher,
+    pool,
     log: deps.log,
     timeoutMs: config.upstreamTimeoutMs * 2,
   });
@@ -116,7 +116,7 @@ export function createWebStack(
     routes,
     async close() {
       await engine.close();
-      await dispatcher.close();
+      await pool.close();
     },
   };
 }

@@ -7,7 +7,7 @@ import { openHandleStore } from '../storage/handles.js';
 import { type FileStorage, openFileStorage } from '../storage/index.js';
 import { createCueFrameClient } from '../upstreams/cueframe.js';
 import { createFalClient } from '../upstreams/fal.js';
-import { createDispatcher } from '../upstreams/http.js';
+import { createPool } from '../upstreams/http.js';
 import { createRealEstateApiClient } from '../upstreams/realestateapi.js';
 import { createRentCastClient } from '../upstreams/rentcast.js';
 import { createDownloader } from '../upstreams/safe-download.js';
@@ -40,10 +40,10 @@ export async function openServices(b: Base, o: { fileMeta?: FileMetaStore | unde
   const webStack = createWebStack(config, { fetcher: web, clock, log, state });
   b.closers.add(() => webStack.close());
   // propstats / propdata, mediastage / videoasm: a client only for a keyed vendor (else their actions answer
-  // not_configured). One pooled dispatcher serves them all: undici keeps a connection pool per origin.
-  const dispatcher = createDispatcher({ connections });
-  b.closers.add(() => dispatcher.close());
-  const client = { dispatcher, timeoutMs: config.upstreamTimeoutMs, log };
+  // not_configured). One pooled pool serves them all: undici keeps a connection pool per origin.
+  const pool = createPool({ connections });
+  b.closers.add(() => pool.close());
+  const client = { pool, timeoutMs: config.upstreamTimeoutMs, log };
   const keyed = <T extends object>(vendor: VendorName, make: (o: typeof client & Keyed) => T) => {
     const { apiKey, baseUrl } = config.vendors[vendor];
     return measured(vendor.toLowerCase(), apiKey ? make({ ...client, baseUrl, apiKey }) : undefined);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
+import { isUndiciTimeout, UpstreamPool } from '../lib/upstream-pool.js';
 import { sseEvents } from './sse.js';
 import { isErrorChunk, parseChunk } from './stream.js';
 import type { AttemptFailure, CompletionAttempt, StreamAttempt } from './types.js';
@@ -22,11 +22,11 @@ export interface LlmUpstreamOptions {
 }
 
 export class LlmUpstream {
-  private readonly dispatcher: Dispatcher;
+  private readonly pool: UpstreamPool;
   private readonly headers: Record<string, string>;
 
   constructor(private readonly opts: LlmUpstreamOptions) {
-    this.dispatcher = new Agent({
+    this.pool = new UpstreamPool({
       connections: opts.connections ?? 128,
       keepAliveTimeout: 30_000,
       connectTimeout: 10_000,
@@ -43,8 +43,7 @@ export class LlmUpstream {
     const url = `${this.opts.baseUrl}/models?output_modalities=all`;
     const linked = linkSignals([signal], LIST_TIMEOUT_MS);
     try {
-      const res = await request(url, {
-        dispatcher: this.dispatcher,
+      const res = await this.pool.request(url, {
         method: 'GET',
         headers: { authorization: this.headers.authorization as string, accept: 'application/json' },
         signal: linked.signal,
@@ -72,8 +71,7 @@ export class LlmUpstream {
     opts: { signal: AbortSignal; timeoutMs: number },
   ): Promise<CompletionAttempt | AttemptFailure> {
     try {
-      const res = await request(`${this.opts.baseUrl}/chat/completions`, {
-        dispatcher: this.dispatcher,
+      const res = await this.pool.request(`${this.opts.baseUrl}/chat/completions`, {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify({ ...body, model }),
@@ -112,8 +110,7 @@ export class LlmUpstream {
     const linked = linkSignals([opts.signal], opts.firstByteTimeoutMs);
     let begun = false;
     try {
-      const res = await request(`${this.opts.baseUrl}/chat/completions`, {
-        dispatcher: this.dispatcher,
+      const res = await this.pool.request(`${this.opts.baseUrl}/chat/completions`, {
         method: 'POST',
         headers: this.headers,
         body: JSON.stringify({ ...body, model }),
@@ -170,7 +167,7 @@ export class LlmUpstream {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    await this.pool.close();
   }
 }
 
@@ -279,7 +276,7 @@ function timeoutFailure(what: string): AttemptFailure {
 }
 
 function networkFailure(e: unknown, timeoutMs: number): AttemptFailure {
-  if (e instanceof undiciErrors.HeadersTimeoutError || e instanceof undiciErrors.BodyTimeoutError) {
+  if (isUndiciTimeout(e)) {
     return timeoutFailure(`${Math.round(timeoutMs / 1000)}s`);
   }
   return fail(

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import {
   classifyStatus,
   parseJson,
@@ -24,7 +24,7 @@ const VENDOR = 'CueFrame';
 export interface CueFrameClientOptions {
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   timeoutMs: number;
   log?: Logger;
 }
@@ -156,7 +156,7 @@ export function createCueFrameClient(opts: CueFrameClientOptions): CueFrameClien
     shape: z.ZodType<T>,
     o: Call,
   ): Promise<T> {
-    const res = await sendRequest(opts.dispatcher, VENDOR, {
+    const res = await sendRequest(opts.pool, VENDOR, {
       ...req,
       url: `${base}${req.path}`,
       headers: { authorization: `Bearer ${opts.apiKey}`, ...req.headers },

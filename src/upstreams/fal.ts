@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from './http.js';
 
 // fal.ai storage (docs/vendors.md §6): `POST {base}/storage/upload/initiate?storage_type=fal-cdn-v3`
@@ -12,7 +12,7 @@ const VENDOR = 'fal.ai storage';
 export interface FalClientOptions {
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   timeoutMs: number;
   /** Where vendor error text goes (it is never shown to callers). */
   log?: Logger;
@@ -56,7 +56,7 @@ export function createFalClient(opts: FalClientOptions): FalClient {
 
   return {
     async initiateUpload(req, { signal }) {
-      const res = await sendRequest(opts.dispatcher, VENDOR, {
+      const res = await sendRequest(opts.pool, VENDOR, {
         method: 'POST',
         url: `${base}/storage/upload/initiate`,
         query: { storage_type: 'fal-cdn-v3' },

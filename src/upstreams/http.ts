@@ -1,6 +1,6 @@
-import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import { linkWithin } from '../lib/abort.js';
+import { isUndiciTimeout, UpstreamPool } from '../lib/upstream-pool.js';
 
 // Shared plumbing for vendor clients: pooled undici dispatchers, per-call timeouts joined with the caller's
 // AbortSignal, and one classification of upstream failures by fault (docs/architecture.md, Conventions):
@@ -10,10 +10,8 @@ import { linkWithin } from '../lib/abort.js';
 //   bad_response the body didn't match            → 502 bad_response
 // Nothing classified here is ever charged. Vendor text is logged by the caller, never put in the message.
 
-export function createDispatcher(
-  opts: { connections?: number; keepAliveTimeoutMs?: number } = {},
-): Dispatcher {
-  return new Agent({
+export function createPool(opts: { connections?: number; keepAliveTimeoutMs?: number } = {}): UpstreamPool {
+  return new UpstreamPool({
     // Sized for the calls in flight (TOLLGATE_UPSTREAM_CONNECTIONS): a call queued here times out unasked.
     connections: opts.connections ?? 1024,
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 10_000,
@@ -53,7 +51,7 @@ export function withQuery(url: string, query: UpstreamRequest['query']): string 
 
 /** Sends one request and reads the whole body as text. Network failures and timeouts become GatewayErrors. */
 export async function sendRequest(
-  dispatcher: Dispatcher,
+  pool: UpstreamPool,
   vendor: string,
   req: UpstreamRequest,
 ): Promise<UpstreamResponse> {
@@ -66,8 +64,7 @@ export async function sendRequest(
     headers['content-type'] = 'application/json';
   }
   try {
-    const res = await request(withQuery(req.url, req.query), {
-      dispatcher,
+    const res = await pool.request(withQuery(req.url, req.query), {
       method: req.method,
       headers,
       body,
@@ -77,11 +74,7 @@ export async function sendRequest(
     return { status: res.statusCode, headers: res.headers, text };
   } catch (e) {
     if (req.signal.aborted) throw req.signal.reason ?? e;
-    if (
-      linked.timedOut ||
-      e instanceof undiciErrors.HeadersTimeoutError ||
-      e instanceof undiciErrors.BodyTimeoutError
-    ) {
+    if (linked.timedOut || isUndiciTimeout(e)) {
       throw new GatewayError('upstream_timeout', `${vendor} did not answer in time; nothing was charged.`, {
         cause: e,
       });

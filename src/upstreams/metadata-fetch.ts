@@ -1,6 +1,6 @@
 import { rootCertificates } from 'node:tls';
-import { Agent, type Dispatcher, request } from 'undici';
 import { linkSignals } from '../lib/abort.js';
+import { UpstreamPool } from '../lib/upstream-pool.js';
 import {
   checkUrl,
   compilePolicy,
@@ -54,7 +54,7 @@ export interface MetadataFetcher {
 
 export function createMetadataFetcher(config: MetadataFetchConfig): MetadataFetcher {
   const policy = compilePolicy(config);
-  const dispatcher: Dispatcher = new Agent({
+  const pool = new UpstreamPool({
     connect: {
       lookup: guardedLookup(policy, config.resolve) as never,
       timeout: CONNECT_TIMEOUT_MS,
@@ -76,8 +76,7 @@ export function createMetadataFetcher(config: MetadataFetchConfig): MetadataFetc
     const linked = linkSignals([req.signal], req.timeoutMs);
     try {
       // undici's request never follows redirects: a 3xx comes back as it is, and the caller refuses it.
-      const res = await request(target, {
-        dispatcher,
+      const res = await pool.request(target, {
         method: 'GET',
         headers: { accept: req.accept ?? 'application/json', 'user-agent': USER_AGENT },
         signal: linked.signal,
@@ -109,7 +108,7 @@ export function createMetadataFetcher(config: MetadataFetchConfig): MetadataFetc
     }
   }
 
-  return { get, close: () => dispatcher.close() };
+  return { get, close: () => pool.close() };
 }
 
 function failure(e: unknown, timedOut: boolean, req: MetadataRequest): MetadataFetchError {

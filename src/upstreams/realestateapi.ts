@@ -1,5 +1,5 @@
-import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from './http.js';
 
 // RealEstateAPI.com (propdata). Every endpoint is a POST with a JSON body and an `x-api-key` header; answers
@@ -16,7 +16,7 @@ export interface RealEstateApiOptions {
   /** e.g. https://api.realestateapi.com (no trailing slash). */
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   timeoutMs: number;
 }
 
@@ -51,7 +51,7 @@ export function createRealEstateApiClient(opts: RealEstateApiOptions): RealEstat
   const base = opts.baseUrl.replace(/\/+$/, '');
 
   async function post(path: string, body: ReapiBody, signal: AbortSignal): Promise<Row> {
-    const res = await sendRequest(opts.dispatcher, VENDOR, {
+    const res = await sendRequest(opts.pool, VENDOR, {
       method: 'POST',
       url: `${base}${path}`,
       headers: { 'x-api-key': opts.apiKey },

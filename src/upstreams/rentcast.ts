@@ -1,6 +1,6 @@
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import { classifyStatus, parseJson, sendRequest, type UpstreamResponse } from './http.js';
 
 // RentCast API v1 (propstats). Every endpoint is a GET with query parameters and an `X-Api-Key` header.
@@ -13,7 +13,7 @@ export interface RentCastOptions {
   /** e.g. https://api.rentcast.io/v1 (no trailing slash). */
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   timeoutMs: number;
 }
 
@@ -73,7 +73,7 @@ export function createRentCastClient(opts: RentCastOptions): RentCastClient {
   const base = opts.baseUrl.replace(/\/+$/, '');
 
   async function get<T>(path: string, query: RentCastQuery, signal: AbortSignal, schema: z.ZodType<T>) {
-    const res = await sendRequest(opts.dispatcher, VENDOR, {
+    const res = await sendRequest(opts.pool, VENDOR, {
       method: 'GET',
       url: `${base}${path}`,
       headers: { 'x-api-key': opts.apiKey },

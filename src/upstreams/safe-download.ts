@@ -1,6 +1,6 @@
-import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkWithin } from '../lib/abort.js';
+import { type ResponseData, UpstreamPool } from '../lib/upstream-pool.js';
 import type { Download, Downloader } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type SsrfPolicy } from './ssrf-guard.js';
@@ -17,7 +17,7 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
   close(): Promise<void>;
 } {
   const policy = compilePolicy(config);
-  const dispatcher: Dispatcher = new Agent({
+  const pool = new UpstreamPool({
     connect: { lookup: guardedLookup(policy) as never, timeout: 10_000 },
     connections: 16,
     keepAliveTimeout: 5_000,
@@ -49,10 +49,9 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     let current = url;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const target = checkUrl(current, policy);
-      let res: Dispatcher.ResponseData;
+      let res: ResponseData;
       try {
-        res = await request(target.toString(), {
-          dispatcher,
+        res = await pool.request(target.toString(), {
           method: 'GET',
           headers: { 'user-agent': config.userAgent ?? USER_AGENT, accept: '*/*' },
           signal,
@@ -99,12 +98,12 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     );
   }
 
-  return { open, close: () => dispatcher.close() };
+  return { open, close: () => pool.close() };
 }
 
 /** Passes chunks through until more than `maxBytes` arrived, then stops reading and refuses. */
 async function* limited(
-  body: Dispatcher.ResponseData['body'],
+  body: ResponseData['body'],
   maxBytes: number,
   url: string,
   failure: (e: unknown) => unknown,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import {
   classifyStatus,
   parseJson,
@@ -17,7 +17,7 @@ import {
 export interface VendorClientOptions {
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   log: Logger;
   /** Upper bound of one request (the action's own timeout usually ends it sooner). */
   timeoutMs?: number;
@@ -83,7 +83,7 @@ function jsonCaller(
 ): JsonCall {
   const base = opts.baseUrl.replace(/\/+$/, '');
   return async ({ path, timeoutMs, headers, allowDeclaredFailure, ...rest }) => {
-    const res = await sendRequest(opts.dispatcher, vendor, {
+    const res = await sendRequest(opts.pool, vendor, {
       ...rest,
       url: `${base}${path}`,
       headers: { authorization: `Bearer ${opts.apiKey}`, ...headers },

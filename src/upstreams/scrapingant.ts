@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import type { UpstreamPool } from '../lib/upstream-pool.js';
 import { classifyStatus, parseJson, retryAfterSeconds, sendRequest, type UpstreamResponse } from './http.js';
 import { badShape, logFailure } from './scraper-common.js';
 
@@ -34,7 +34,7 @@ export interface ScrapingAntClient {
 export interface ScrapingAntOptions {
   baseUrl: string;
   apiKey: string;
-  dispatcher: Dispatcher;
+  pool: UpstreamPool;
   log: Logger;
 }
 
@@ -71,7 +71,7 @@ export function createScrapingAntClient(opts: ScrapingAntOptions): ScrapingAntCl
   const base = opts.baseUrl.replace(/\/+$/, '');
 
   async function get(path: string, p: ScrapingAntParams, signal: AbortSignal): Promise<UpstreamResponse> {
-    const res = await sendRequest(opts.dispatcher, VENDOR, {
+    const res = await sendRequest(opts.pool, VENDOR, {
       method: 'GET',
       url: `${base}${path}`,
       headers: { 'x-api-key': opts.apiKey, accept: '*/*' },

@@ -1,7 +1,7 @@
-import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
 import { type LinkedSignal, linkWithin } from '../lib/abort.js';
 import { stages } from '../lib/stage-timing.js';
+import { type HttpMethod, type ResponseData, UpstreamPool } from '../lib/upstream-pool.js';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
@@ -86,7 +86,7 @@ export function isTextual(contentType: string): boolean {
 
 export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
   const policy = compilePolicy(config);
-  const dispatcher: Dispatcher = new Agent({
+  const pool = new UpstreamPool({
     connect: { lookup: guardedLookup(policy, config.resolve) as never, timeout: 10_000 },
     connections: config.connections ?? DEFAULT_CONNECTIONS,
     keepAliveTimeout: 5_000,
@@ -97,7 +97,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
    * The whole body, refused past `maxBytes` (before reading, when the page declares its length). Read with
    * plain stream events: an async iterator costs a promise per chunk on every scrape.
    */
-  function readCapped(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
+  function readCapped(res: ResponseData, maxBytes: number): Promise<Buffer> {
     const body = res.body;
     const tooLarge = () =>
       new GatewayError(
@@ -158,10 +158,10 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
         ...opts.headers,
       };
       if (opts.cookies) headers.cookie = opts.cookies;
-      let res: Dispatcher.ResponseData;
+      let res: ResponseData;
       stages()?.mark('scope + SSRF check');
       try {
-        res = await request(target.toString(), { dispatcher, method: 'GET', headers, signal });
+        res = await pool.request(target.toString(), { method: 'GET', headers, signal });
       } catch (e) {
         throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
       }
@@ -223,11 +223,10 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
     let body = req.body;
     for (let hop = 0; ; hop++) {
       const target = checkUrl(url, policy);
-      let res: Dispatcher.ResponseData;
+      let res: ResponseData;
       try {
-        res = await request(target.toString(), {
-          dispatcher,
-          method: method as Dispatcher.HttpMethod,
+        res = await pool.request(target.toString(), {
+          method: method as HttpMethod,
           headers,
           body,
           signal,
@@ -272,7 +271,7 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
     fetchPage,
     forward,
     check: (url) => void checkUrl(url, policy),
-    close: () => dispatcher.close(),
+    close: () => pool.close(),
   };
 }
 

@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, type Dispatcher, request } from 'undici';
 import { GatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
+import { UpstreamPool } from '../lib/upstream-pool.js';
 import {
   type CompiledPolicy,
   checkUrl,
@@ -69,7 +69,7 @@ function reasonOf(e: unknown, url: string): string {
 export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
   const policy = compilePolicy(config);
   const lookup = guardedLookup(policy, config.resolve);
-  const dispatcher: Dispatcher = new Agent({
+  const pool = new UpstreamPool({
     connect: { lookup: lookup as never, timeout: CONNECT_TIMEOUT_MS },
     connections: 16,
     keepAliveTimeout: 10_000,
@@ -134,8 +134,7 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
     const linked = linkSignals([signal], timeoutMs);
     try {
       // undici's request never follows redirects: a 3xx comes back as it is.
-      const res = await request(target, {
-        dispatcher,
+      const res = await pool.request(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
         body,
@@ -163,7 +162,7 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
     }
   }
 
-  return { check, post, close: () => dispatcher.close() };
+  return { check, post, close: () => pool.close() };
 }
 
 export { SsrfRefusal } from './ssrf-guard.js';

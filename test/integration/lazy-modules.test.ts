@@ -94,9 +94,14 @@ async function probe(steps: string[], env: Record<string, string> = {}): Promise
 const optionalIn = (s: Step | undefined) => OPTIONAL.filter((p) => s?.loaded.includes(p));
 
 describe('[ops:lazy-modules] optional modules load only when configured or used', () => {
-  it('with nothing optional configured (SQLite): none at start, node-postgres neither, nor for a paid shim call; the MCP SDK with the first /mcp request (its 401 challenge without oidc-provider), oidc-provider with the first OAuth request', async () => {
+  it('with nothing optional configured (SQLite): none at start, node-postgres neither, nor for a paid shim call (which brings undici, not the HTML parser); the MCP SDK with the first /mcp request (its 401 challenge without oidc-provider), oidc-provider with the first OAuth request', async () => {
     const r = await probe(['start', 'health', 'shim', 'mcp-401', 'mcp-call', 'oauth-discovery']);
     expect(optionalIn(r.start)).toEqual([]);
+    // undici, the upstreams' HTTP client, comes with the first upstream request (src/lib/upstream-pool.ts);
+    // the HTML parser with the first page read as markdown or text, which scraperC's raw HTML is not.
+    for (const s of [r.start, r.health]) expect(s?.loaded).not.toContain('undici');
+    expect(r.shim?.loaded).toContain('undici');
+    for (const s of [r.start, r.health, r.shim]) expect(s?.loaded).not.toContain('htmlparser2');
     expect(r.shim?.status).toBe(200);
     expect(r.shim?.charged).toBe(true);
     expect(optionalIn(r.shim)).toEqual([]);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDispatcher } from '../../src/upstreams/http.js';
+import { createPool } from '../../src/upstreams/http.js';
 import { createRealEstateApiClient } from '../../src/upstreams/realestateapi.js';
 import { createRentCastClient } from '../../src/upstreams/rentcast.js';
 import { REAPI_KEY, startFakeRealEstateApi } from '../fakes/realestateapi.js';
@@ -322,18 +322,18 @@ describe('operator configuration and cancellation', () => {
 
   it("the clients pass the caller's AbortSignal: an aborted call never reaches the vendor", async () => {
     const rc = await startFakeRentCast();
-    const dispatcher = createDispatcher();
+    const pool = createPool();
     try {
       const reapi = createRealEstateApiClient({
         baseUrl: fake.url,
         apiKey: REAPI_KEY,
-        dispatcher,
+        pool,
         timeoutMs: 5000,
       });
       const rentcast = createRentCastClient({
         baseUrl: rc.url,
         apiKey: RENTCAST_KEY,
-        dispatcher,
+        pool,
         timeoutMs: 5000,
       });
       const before = fake.requests.length;
@@ -343,7 +343,7 @@ describe('operator configuration and cancellation', () => {
       expect(fake.requests.length).toBe(before);
       expect(rc.requests).toEqual([]);
     } finally {
-      await dispatcher.close();
+      await pool.close();
       await rc.close();
     }
   });

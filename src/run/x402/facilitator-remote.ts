@@ -1,6 +1,6 @@
 import type { FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SupportedResponse } from '@x402/core/types';
-import { Agent, request } from 'undici';
+import { UpstreamPool } from '../../lib/upstream-pool.js';
 import { classifyingFacilitator, type Facilitator } from './facilitator.js';
 
 // A remote facilitator over HTTP (x402 v2 §7: POST /verify, POST /settle, GET /supported), on a pooled undici
@@ -31,7 +31,7 @@ function toJson(value: unknown): string {
 }
 
 export function remoteFacilitator(opts: RemoteFacilitatorOptions): Facilitator {
-  const dispatcher = new Agent({
+  const pool = new UpstreamPool({
     connections: 32,
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
@@ -40,11 +40,10 @@ export function remoteFacilitator(opts: RemoteFacilitatorOptions): Facilitator {
   if (opts.authHeader) headers[opts.authHeader.name.toLowerCase()] = opts.authHeader.value;
 
   async function call(path: string, method: 'GET' | 'POST', answerKey: string, body?: unknown) {
-    const res = await request(`${opts.url}/${path}`, {
+    const res = await pool.request(`${opts.url}/${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : toJson(body),
-      dispatcher,
       signal: AbortSignal.timeout(opts.timeoutMs),
     });
     const text = await res.body.text();
@@ -72,5 +71,5 @@ export function remoteFacilitator(opts: RemoteFacilitatorOptions): Facilitator {
       call('settle', 'POST', 'success', wire(p, r)) as ReturnType<FacilitatorClient['settle']>,
     getSupported: () => call('supported', 'GET', 'kinds') as Promise<SupportedResponse>,
   };
-  return classifyingFacilitator(client, () => dispatcher.close());
+  return classifyingFacilitator(client, () => pool.close());
 }
