@@ -1,3 +1,5 @@
+import { BEGIN_ADMISSION, CAPTURE_CTES, CAPTURE_TAIL, RELEASE_CTES, RELEASE_TAIL } from './ledger-parts.js';
+
 // Ledger migration 5: limits per API key (docs/decisions.md "Limits per API key").
 //
 // - A hold takes a list of caps instead of one daily cap: each a counter (src/ledger/spend-caps.ts names them: a
@@ -44,36 +46,7 @@ DECLARE
   a accounts%ROWTYPE;
   k idempotency_keys%ROWTYPE;
 BEGIN
-  IF p_async THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;
-  -- The account lock first: everything below is serialized per account, on every replica.
-  SELECT * INTO a FROM accounts WHERE id = p_account FOR UPDATE;
-  IF NOT FOUND THEN RAISE EXCEPTION 'unknown account %', p_account USING ERRCODE = 'TGL01'; END IF;
-
-  IF p_idem_key IS NOT NULL THEN
-    SELECT * INTO k FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    IF FOUND AND k.status = 'done' AND k.created_at < p_now - p_idem_ttl THEN
-      DELETE FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    ELSIF FOUND THEN
-      call_id := k.call_id;
-      IF k.fingerprint <> p_idem_fp THEN kind := 'mismatch';
-      ELSIF k.status = 'in_flight' THEN kind := 'in_flight';
-      ELSE kind := 'replay'; response := k.response;
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-
-  IF a.kind <> 'system' THEN
-    available := a.balance_micros - a.held_micros
-      + CASE WHEN a.line_frozen_at IS NULL THEN a.credit_line_micros ELSE 0 END + p_funding;
-    IF available < p_hold THEN
-      kind := 'insufficient';
-      IF a.credit_line_micros > 0 AND a.line_frozen_at IS NOT NULL THEN
-        frozen_reason := coalesce(a.line_frozen_reason, '');
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
+${BEGIN_ADMISSION}
 
   IF p_cap_keys IS NOT NULL THEN
     FOR i IN 1 .. cardinality(p_cap_keys) LOOP
@@ -125,16 +98,7 @@ BEGIN
   WITH h AS (
     DELETE FROM pending_holds WHERE call_id = p_call AND amount_micros >= p_amount
       RETURNING account_id, amount_micros, cap_keys, funding_micros
-  ), a AS (
-    UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros,
-                        revenue_micros = revenue_micros + p_amount
-      FROM h WHERE accounts.id = h.account_id
-  ), c AS (
-    UPDATE calls SET status = 'succeeded', charged_micros = p_amount, provider = p_provider, duration_ms = p_duration,
-                     finished_at = p_now, meta = coalesce(p_meta, calls.meta)
-      FROM h WHERE calls.id = p_call
-      RETURNING calls.idempotency_key
-  ), e AS (
+${CAPTURE_CTES}
     INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at)
       SELECT 'tr_' || p_call, leg.account_id, leg.micros, 'charge', p_call, NULL, p_now
         FROM h, LATERAL (VALUES (h.account_id, -p_amount), ('sys_revenue', p_amount)) AS leg (account_id, micros)
@@ -148,19 +112,7 @@ BEGIN
     UPDATE spend_counters SET spent_micros = spent_micros - (v_hold - p_amount)
      WHERE account_id = v_account AND counter = ANY (v_caps);
   END IF;
-  IF v_funding > p_amount THEN
-    PERFORM tg_transfer(v_account, 'sys_funding', -(v_funding - p_amount), 'topup', p_call,
-                        'reversal: funding not collected', p_now);
-  END IF;
-  IF p_job IS NOT NULL THEN
-    INSERT INTO call_jobs (account_id, handle, call_id) VALUES (v_account, p_job, p_call) ON CONFLICT DO NOTHING;
-  END IF;
-  IF v_key IS NOT NULL THEN
-    UPDATE idempotency_keys SET status = 'done', response = p_response
-     WHERE account_id = v_account AND key = v_key AND call_id = p_call;
-  END IF;
-  RETURN p_amount;
-END $$;
+${CAPTURE_TAIL}
 
 -- Releases a pending hold and records failure, as migration 3's, with the whole hold given back to its counters.
 CREATE OR REPLACE FUNCTION tg_release(p_call text, p_status text, p_error text, p_provider text, p_duration bigint,
@@ -175,15 +127,7 @@ DECLARE
 BEGIN
   WITH h AS (
     DELETE FROM pending_holds WHERE call_id = p_call RETURNING account_id, amount_micros, cap_keys, funding_micros
-  ), a AS (
-    UPDATE accounts SET held_micros = held_micros - h.amount_micros FROM h WHERE accounts.id = h.account_id
-  ), c AS (
-    UPDATE calls SET status = 'failed', error_code = p_error, provider = coalesce(p_provider, calls.provider),
-                     duration_ms = coalesce(p_duration, calls.duration_ms), finished_at = p_now,
-                     meta = coalesce(p_meta, calls.meta)
-      FROM h WHERE calls.id = p_call
-      RETURNING calls.idempotency_key
-  )
+${RELEASE_CTES}
   SELECT h.account_id, h.amount_micros, h.cap_keys, h.funding_micros, c.idempotency_key
     INTO v_account, v_hold, v_caps, v_funding, v_key
     FROM h, c;
@@ -192,15 +136,7 @@ BEGIN
     UPDATE spend_counters SET spent_micros = spent_micros - v_hold
      WHERE account_id = v_account AND counter = ANY (v_caps);
   END IF;
-  IF v_funding > 0 THEN
-    PERFORM tg_transfer(v_account, 'sys_funding', -v_funding, 'topup', p_call, 'reversal: funding not collected', p_now);
-  END IF;
-  -- Nothing was charged, so the key is released: a retry with the same key runs the call again.
-  IF v_key IS NOT NULL THEN
-    DELETE FROM idempotency_keys WHERE account_id = v_account AND key = v_key AND call_id = p_call;
-  END IF;
-  RETURN true;
-END $$;
+${RELEASE_TAIL}
 `;
 
 export const LEDGER_V5_CAPS = {

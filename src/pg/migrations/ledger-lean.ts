@@ -1,3 +1,13 @@
+import {
+  BEGIN_ADMISSION,
+  BEGIN_DAILY_CAP,
+  BEGIN_HEAD_DAILY_CAP,
+  CAPTURE_CTES,
+  CAPTURE_TAIL,
+  RELEASE_CTES,
+  RELEASE_TAIL,
+} from './ledger-parts.js';
+
 // Ledger migration 3: a paid call's pair (hold + capture) at fewer rows, indexes, checks and statements, from a
 // profile of the PostgreSQL server's CPU per pair (docs/decisions.md "The PostgreSQL ledger's hot path"):
 //
@@ -98,59 +108,13 @@ CREATE UNIQUE INDEX entries_once ON entries (call_id, kind) WHERE kind <> 'topup
 
 -- Claims the idempotency key, checks funds and the daily cap, and takes the hold (BeginRequest).
 CREATE OR REPLACE FUNCTION tg_begin(
-  p_account text, p_action text, p_price bigint, p_hold bigint, p_method text, p_principal text,
-  p_idem_key text, p_idem_fp text, p_ttl bigint, p_cap_limit bigint, p_cap_day text,
-  p_funding bigint, p_funding_memo text, p_meta text, p_now bigint, p_idem_ttl bigint,
-  p_replica text, p_call text, p_async boolean,
-  OUT kind text, OUT call_id text, OUT response text, OUT available bigint, OUT spent bigint,
-  OUT frozen_reason text
-) LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-  a accounts%ROWTYPE;
-  k idempotency_keys%ROWTYPE;
-BEGIN
+${BEGIN_HEAD_DAILY_CAP}
   -- A hold moves no money: with p_async its commit does not wait for the WAL flush, and is made durable by the
   -- flush of the capture or void that follows it in the WAL. A hold lost in a server crash is a call that was
   -- never charged (its capture finds no hold and says so).
-  IF p_async THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;
-  -- The account lock first: everything below is serialized per account, on every replica.
-  SELECT * INTO a FROM accounts WHERE id = p_account FOR UPDATE;
-  IF NOT FOUND THEN RAISE EXCEPTION 'unknown account %', p_account USING ERRCODE = 'TGL01'; END IF;
+${BEGIN_ADMISSION}
 
-  IF p_idem_key IS NOT NULL THEN
-    SELECT * INTO k FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    IF FOUND AND k.status = 'done' AND k.created_at < p_now - p_idem_ttl THEN
-      DELETE FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    ELSIF FOUND THEN
-      call_id := k.call_id;
-      IF k.fingerprint <> p_idem_fp THEN kind := 'mismatch';
-      ELSIF k.status = 'in_flight' THEN kind := 'in_flight';
-      ELSE kind := 'replay'; response := k.response;
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-
-  IF a.kind <> 'system' THEN
-    available := a.balance_micros - a.held_micros
-      + CASE WHEN a.line_frozen_at IS NULL THEN a.credit_line_micros ELSE 0 END + p_funding;
-    IF available < p_hold THEN
-      kind := 'insufficient';
-      IF a.credit_line_micros > 0 AND a.line_frozen_at IS NOT NULL THEN
-        frozen_reason := coalesce(a.line_frozen_reason, '');
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-
-  IF p_cap_day IS NOT NULL THEN
-    SELECT d.spent_micros INTO spent FROM daily_spend d WHERE d.account_id = p_account AND d.day = p_cap_day;
-    spent := coalesce(spent, 0);
-    IF spent + p_hold > p_cap_limit THEN kind := 'daily_cap'; RETURN; END IF;
-    INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (p_account, p_cap_day, p_hold)
-      ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = daily_spend.spent_micros + excluded.spent_micros;
-  END IF;
+${BEGIN_DAILY_CAP}
 
   IF p_funding > 0 THEN
     PERFORM tg_transfer(p_account, 'sys_funding', p_funding, 'topup', p_call, p_funding_memo, p_now);
@@ -210,16 +174,7 @@ BEGIN
   WITH h AS (
     DELETE FROM pending_holds WHERE call_id = p_call AND amount_micros >= p_amount
       RETURNING account_id, amount_micros, cap_day, funding_micros
-  ), a AS (
-    UPDATE accounts SET balance_micros = balance_micros - p_amount, held_micros = held_micros - h.amount_micros,
-                        revenue_micros = revenue_micros + p_amount
-      FROM h WHERE accounts.id = h.account_id
-  ), c AS (
-    UPDATE calls SET status = 'succeeded', charged_micros = p_amount, provider = p_provider, duration_ms = p_duration,
-                     finished_at = p_now, meta = coalesce(p_meta, calls.meta)
-      FROM h WHERE calls.id = p_call
-      RETURNING calls.idempotency_key
-  ), e AS (
+${CAPTURE_CTES}
     -- The transfer id: the call's own (a call is charged once: entries_once).
     INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at)
       SELECT 'tr_' || p_call, leg.account_id, leg.micros, 'charge', p_call, NULL, p_now
@@ -234,19 +189,7 @@ BEGIN
     UPDATE daily_spend SET spent_micros = spent_micros - (v_hold - p_amount)
      WHERE account_id = v_account AND day = v_cap;
   END IF;
-  IF v_funding > p_amount THEN
-    PERFORM tg_transfer(v_account, 'sys_funding', -(v_funding - p_amount), 'topup', p_call,
-                        'reversal: funding not collected', p_now);
-  END IF;
-  IF p_job IS NOT NULL THEN
-    INSERT INTO call_jobs (account_id, handle, call_id) VALUES (v_account, p_job, p_call) ON CONFLICT DO NOTHING;
-  END IF;
-  IF v_key IS NOT NULL THEN
-    UPDATE idempotency_keys SET status = 'done', response = p_response
-     WHERE account_id = v_account AND key = v_key AND call_id = p_call;
-  END IF;
-  RETURN p_amount;
-END $$;
+${CAPTURE_TAIL}
 
 -- Releases a pending hold and records failure (void, expiry, an orphaned replica). Returns whether this call
 -- resolved it: with p_strict false, a hold already resolved (by another replica's sweep) is left alone.
@@ -262,15 +205,7 @@ DECLARE
 BEGIN
   WITH h AS (
     DELETE FROM pending_holds WHERE call_id = p_call RETURNING account_id, amount_micros, cap_day, funding_micros
-  ), a AS (
-    UPDATE accounts SET held_micros = held_micros - h.amount_micros FROM h WHERE accounts.id = h.account_id
-  ), c AS (
-    UPDATE calls SET status = 'failed', error_code = p_error, provider = coalesce(p_provider, calls.provider),
-                     duration_ms = coalesce(p_duration, calls.duration_ms), finished_at = p_now,
-                     meta = coalesce(p_meta, calls.meta)
-      FROM h WHERE calls.id = p_call
-      RETURNING calls.idempotency_key
-  )
+${RELEASE_CTES}
   SELECT h.account_id, h.amount_micros, h.cap_day, h.funding_micros, c.idempotency_key
     INTO v_account, v_hold, v_cap, v_funding, v_key
     FROM h, c;
@@ -278,15 +213,7 @@ BEGIN
   IF v_cap IS NOT NULL THEN
     UPDATE daily_spend SET spent_micros = spent_micros - v_hold WHERE account_id = v_account AND day = v_cap;
   END IF;
-  IF v_funding > 0 THEN
-    PERFORM tg_transfer(v_account, 'sys_funding', -v_funding, 'topup', p_call, 'reversal: funding not collected', p_now);
-  END IF;
-  -- Nothing was charged, so the key is released: a retry with the same key runs the call again.
-  IF v_key IS NOT NULL THEN
-    DELETE FROM idempotency_keys WHERE account_id = v_account AND key = v_key AND call_id = p_call;
-  END IF;
-  RETURN true;
-END $$;
+${RELEASE_TAIL}
 `;
 
 export const LEDGER_V3_LEAN = {

@@ -1,6 +1,7 @@
 import type { PgMigration } from './index.js';
 import { LEDGER_V5_CAPS } from './ledger-caps.js';
 import { LEDGER_V3_LEAN } from './ledger-lean.js';
+import { BEGIN_ADMISSION, BEGIN_DAILY_CAP, BEGIN_HEAD_DAILY_CAP } from './ledger-parts.js';
 
 // The PostgreSQL ledger mirrors the SQLite schema (src/ledger/sqlite/schema.ts) row for row: BIGINT micros,
 // BIGINT ms times, JSON as text (a stored response replays byte for byte; jsonb would reorder its keys). Ids are
@@ -207,59 +208,13 @@ END $$;
 
 -- Claims the idempotency key, checks funds and the daily cap, and takes the hold (BeginRequest).
 CREATE FUNCTION tg_begin(
-  p_account text, p_action text, p_price bigint, p_hold bigint, p_method text, p_principal text,
-  p_idem_key text, p_idem_fp text, p_ttl bigint, p_cap_limit bigint, p_cap_day text,
-  p_funding bigint, p_funding_memo text, p_meta text, p_now bigint, p_idem_ttl bigint,
-  p_replica text, p_call text, p_async boolean,
-  OUT kind text, OUT call_id text, OUT response text, OUT available bigint, OUT spent bigint,
-  OUT frozen_reason text
-) LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-  a accounts%ROWTYPE;
-  k idempotency_keys%ROWTYPE;
-BEGIN
+${BEGIN_HEAD_DAILY_CAP}
   -- A hold moves no money: with p_async its commit does not wait for the WAL flush, and is made durable by the
   -- flush of the capture or void that follows it in the WAL (the SQLite ledger does the same with
   -- synchronous=NORMAL). A hold lost in a server crash is a call that was never charged.
-  IF p_async THEN PERFORM set_config('synchronous_commit', 'off', true); END IF;
-  -- The account lock first: everything below is serialized per account, on every replica.
-  SELECT * INTO a FROM accounts WHERE id = p_account FOR UPDATE;
-  IF NOT FOUND THEN RAISE EXCEPTION 'unknown account %', p_account USING ERRCODE = 'TGL01'; END IF;
+${BEGIN_ADMISSION}
 
-  IF p_idem_key IS NOT NULL THEN
-    SELECT * INTO k FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    IF FOUND AND k.status = 'done' AND k.created_at < p_now - p_idem_ttl THEN
-      DELETE FROM idempotency_keys WHERE account_id = p_account AND key = p_idem_key;
-    ELSIF FOUND THEN
-      call_id := k.call_id;
-      IF k.fingerprint <> p_idem_fp THEN kind := 'mismatch';
-      ELSIF k.status = 'in_flight' THEN kind := 'in_flight';
-      ELSE kind := 'replay'; response := k.response;
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-
-  IF a.kind <> 'system' THEN
-    available := a.balance_micros - a.held_micros
-      + CASE WHEN a.line_frozen_at IS NULL THEN a.credit_line_micros ELSE 0 END + p_funding;
-    IF available < p_hold THEN
-      kind := 'insufficient';
-      IF a.credit_line_micros > 0 AND a.line_frozen_at IS NOT NULL THEN
-        frozen_reason := coalesce(a.line_frozen_reason, '');
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-
-  IF p_cap_day IS NOT NULL THEN
-    SELECT d.spent_micros INTO spent FROM daily_spend d WHERE d.account_id = p_account AND d.day = p_cap_day;
-    spent := coalesce(spent, 0);
-    IF spent + p_hold > p_cap_limit THEN kind := 'daily_cap'; RETURN; END IF;
-    INSERT INTO daily_spend (account_id, day, spent_micros) VALUES (p_account, p_cap_day, p_hold)
-      ON CONFLICT (account_id, day) DO UPDATE SET spent_micros = daily_spend.spent_micros + excluded.spent_micros;
-  END IF;
+${BEGIN_DAILY_CAP}
 
   IF p_funding > 0 THEN
     PERFORM tg_transfer(p_account, 'sys_funding', p_funding, 'topup', p_call, p_funding_memo, p_now);
