@@ -191,26 +191,7 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     rebuildsTables: true,
     sql: `
-  CREATE TABLE movements_new (
-    id            TEXT PRIMARY KEY,
-    account_id    TEXT NOT NULL REFERENCES accounts(id),
-    kind          TEXT NOT NULL CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line')),
-    amount_micros INTEGER NOT NULL,
-    status        TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
-    memo          TEXT,
-    external_ref  TEXT,
-    created_at    INTEGER NOT NULL,
-    finished_at   INTEGER,
-    meta          TEXT
-  );
-  INSERT INTO movements_new (id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta)
-    SELECT id, account_id, kind, amount_micros, status, memo, external_ref, created_at, finished_at, meta FROM movements;
-  DROP TABLE movements;
-  ALTER TABLE movements_new RENAME TO movements;
-  CREATE INDEX movements_account_time ON movements(account_id, created_at DESC);
-  CREATE UNIQUE INDEX movements_external_once ON movements(kind, external_ref) WHERE external_ref IS NOT NULL;
-  CREATE UNIQUE INDEX movements_one_settlement ON movements(account_id) WHERE kind = 'settlement' AND status = 'pending';
-  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
+${rebuildMovements("'credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line'")}
   `,
   },
   // One durable commit per paid call (docs/decisions.md): holds now live in the gateway's memory and a call's row
@@ -271,10 +252,27 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     rebuildsTables: true,
     sql: `
-  CREATE TABLE movements_new (
+${rebuildMovements(
+  "'credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line', 'call_refund', 'adjustment'",
+)}
+  ALTER TABLE calls ADD COLUMN operator_refunded_micros INTEGER NOT NULL DEFAULT 0;
+  `,
+  },
+];
+
+export function migrateLedger(db: SqliteDb): void {
+  migrate(db, 'ledger', SQLITE_LEDGER_MIGRATIONS);
+}
+
+/**
+ * Rebuilds the movements table with another list of kinds: SQLite cannot change a CHECK in place. The text is the
+ * one migrations 5 and 7 ran when each was written out in full.
+ */
+function rebuildMovements(kinds: string): string {
+  return `  CREATE TABLE movements_new (
     id            TEXT PRIMARY KEY,
     account_id    TEXT NOT NULL REFERENCES accounts(id),
-    kind          TEXT NOT NULL CHECK (kind IN ('credit', 'topup', 'settlement', 'refund', 'refund_reversal', 'dispute', 'dispute_reversal', 'line', 'call_refund', 'adjustment')),
+    kind          TEXT NOT NULL CHECK (kind IN (${kinds})),
     amount_micros INTEGER NOT NULL,
     status        TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
     memo          TEXT,
@@ -290,12 +288,5 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   CREATE INDEX movements_account_time ON movements(account_id, created_at DESC);
   CREATE UNIQUE INDEX movements_external_once ON movements(kind, external_ref) WHERE external_ref IS NOT NULL;
   CREATE UNIQUE INDEX movements_one_settlement ON movements(account_id) WHERE kind = 'settlement' AND status = 'pending';
-  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';
-  ALTER TABLE calls ADD COLUMN operator_refunded_micros INTEGER NOT NULL DEFAULT 0;
-  `,
-  },
-];
-
-export function migrateLedger(db: SqliteDb): void {
-  migrate(db, 'ledger', SQLITE_LEDGER_MIGRATIONS);
+  CREATE INDEX movements_pending ON movements(created_at) WHERE status = 'pending';`;
 }
