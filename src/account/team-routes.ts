@@ -25,16 +25,6 @@ export interface TeamRouteContext extends SignedInContext {
   limited: (req: Request, res: Response) => boolean;
 }
 
-/** The notices of the team's routes (`?done=…`). */
-export const TEAM_FLASH: Record<string, string> = {
-  member_removed:
-    'You are no longer a member of that account: your session ended and your keys were revoked.',
-  removed: 'The member was removed: its keys and its sessions stopped at once.',
-  invite_revoked: 'The invitation was withdrawn: its link no longer works.',
-  role_changed: 'The role was changed.',
-  role_same: 'The role was already that one.',
-};
-
 /** What of the account this viewer sees: its keys (an owner: all), and (a member) its own calls only. */
 export function scopeOf(v: Viewer, known: Known): DashboardScope {
   const keys = can(v.role, 'keys.others')

@@ -1,22 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
-import { GatewayError, toGatewayError } from '../errors.js';
-import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
-import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
-import { sendError } from './respond.js';
-
-/** JSON request bodies through the one reader (src/lib/json-body.ts); an empty body is `{}`. */
-export function jsonBody(maxBodyBytes: number) {
-  const opts: JsonBodyOptions = { maxBytes: maxBodyBytes, limits: DEFAULT_JSON_LIMITS, empty: 'object' };
-  return (req: Request, res: Response, next: NextFunction): void => {
-    readJsonBody(req, opts).then(
-      (body) => {
-        req.body = body;
-        next();
-      },
-      (e: unknown) => sendError(res, toGatewayError(e)),
-    );
-  };
-}
+import { GatewayError } from '../errors.js';
 
 /** An error express itself raised while reading a request (the app's last-resort handler). */
 export function bodyError(err: unknown, maxBodyBytes: number): GatewayError {

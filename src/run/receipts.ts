@@ -9,6 +9,7 @@ import {
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../lib/clock.js';
+import { canonicalJson } from '../lib/hash.js';
 import { microsToCents } from '../lib/money.js';
 
 // Receipts: every paid response carries a statement of what was charged, signed by the gateway, that the payer
@@ -110,17 +111,6 @@ export function parseReceiptKey(jwkJson: string): KeyObject {
 
 const b64url = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 
-/** JSON Canonicalization Scheme (RFC 8785) for the plain JSON of receipts: sorted keys, no whitespace. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
-}
-
 /** RFC 7638 thumbprint of an EC public key: SHA-256 over its required members in lexical order. */
 function thumbprint(x: string, y: string): string {
   return createHash('sha256').update(`{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`).digest('base64url');
@@ -168,6 +158,7 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
       );
     },
     signPayload(payload) {
+      // Sorted keys, no whitespace: the JSON Canonicalization Scheme (RFC 8785) for a receipt's plain JSON.
       const input = `${bareHeader}.${b64url(canonicalJson(payload))}`;
       return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
     },
