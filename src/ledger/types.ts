@@ -5,12 +5,7 @@ import type {
   ChargeRefundResult,
 } from './operator-types.js';
 
-export type {
-  AdjustRequest,
-  AdjustResult,
-  ChargeRefundRequest,
-  ChargeRefundResult,
-} from './operator-types.js';
+export type { AdjustRequest, AdjustResult, ChargeRefundRequest, ChargeRefundResult };
 
 // The ledger's narrow, async interface. SQLite is the embedded default; a Postgres implementation plugs in
 // behind the same interface (async so that callers need not change).
@@ -337,16 +332,19 @@ export interface LedgerReads {
   keyUsage(accountId: string): Promise<KeyUsage[]>;
 }
 
+/** A key to record: its hash and display prefix (never the key itself), name and limits. */
+export interface NewApiKey {
+  accountId: string;
+  hash: string;
+  prefix: string;
+  name?: string | null;
+  limits?: Partial<KeyLimits>;
+}
+
 /** Accounts and keys: records that move no money. */
 export interface LedgerAdmin {
   createAccount(input: { name?: string | null; kind?: AccountKind; id?: string }): Promise<AccountRow>;
-  insertApiKey(input: {
-    accountId: string;
-    hash: string;
-    prefix: string;
-    name?: string | null;
-    limits?: Partial<KeyLimits>;
-  }): Promise<ApiKeyRow>;
+  insertApiKey(input: NewApiKey): Promise<ApiKeyRow>;
   revokeApiKey(id: string): Promise<boolean>;
   /**
    * Changes an active key's limits (a field absent: unchanged; null: removed). A daily or monthly limit that is set

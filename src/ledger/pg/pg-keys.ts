@@ -3,7 +3,14 @@ import { inTransaction, type PgPool } from '../../pg/pool.js';
 import type { KeyCache } from '../key-cache.js';
 import { currentWindows, type KeyDbRow, keyUsageOf, mergeLimits, toKeyRow } from '../key-rows.js';
 import { actionsColumn, counterKey, keyScope } from '../spend-caps.js';
-import { type ApiKeyRow, type KeyLimits, type KeyUsage, LedgerStateError, NO_KEY_LIMITS } from '../types.js';
+import {
+  type ApiKeyRow,
+  type KeyLimits,
+  type KeyUsage,
+  LedgerStateError,
+  type NewApiKey,
+  NO_KEY_LIMITS,
+} from '../types.js';
 import { asLedgerError } from './pg-movements.js';
 
 // API keys on PostgreSQL (src/ledger/sqlite/keys.ts is SQLite's): creation, look-up through the key cache,
@@ -27,16 +34,7 @@ export class PgKeys {
     }
   }
 
-  async insert(
-    input: {
-      accountId: string;
-      hash: string;
-      prefix: string;
-      name?: string | null;
-      limits?: Partial<KeyLimits>;
-    },
-    now: number,
-  ): Promise<ApiKeyRow> {
+  async insert(input: NewApiKey, now: number): Promise<ApiKeyRow> {
     const limits = mergeLimits(NO_KEY_LIMITS, input.limits ?? {});
     const known = await this.rows(undefined, 'SELECT 1 FROM accounts WHERE id = $1', [input.accountId]);
     if (known.length === 0) throw new LedgerStateError(`unknown account ${input.accountId}`);

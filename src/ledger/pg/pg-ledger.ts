@@ -19,6 +19,7 @@ import {
   type KeyUsage,
   type Ledger,
   LedgerStateError,
+  type NewApiKey,
   type SettlementOutcome,
   type SettlementRequest,
   type SettlementResult,
@@ -146,13 +147,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     return balanceOf(a);
   }
 
-  insertApiKey(input: {
-    accountId: string;
-    hash: string;
-    prefix: string;
-    name?: string | null;
-    limits?: Partial<KeyLimits>;
-  }): Promise<ApiKeyRow> {
+  insertApiKey(input: NewApiKey): Promise<ApiKeyRow> {
     return this.keys.insert(input, this.clock.now());
   }
 

@@ -2,7 +2,14 @@ import { newId } from '../../lib/ids.js';
 import type { KeyCache } from '../key-cache.js';
 import { currentWindows, keyUsageOf, mergeLimits, toKeyRow } from '../key-rows.js';
 import { actionsColumn, counterKey, keyScope } from '../spend-caps.js';
-import { type ApiKeyRow, type KeyLimits, type KeyUsage, LedgerStateError, NO_KEY_LIMITS } from '../types.js';
+import {
+  type ApiKeyRow,
+  type KeyLimits,
+  type KeyUsage,
+  LedgerStateError,
+  type NewApiKey,
+  NO_KEY_LIMITS,
+} from '../types.js';
 import type { prepareStatements } from './statements.js';
 
 // API keys on SQLite: creation, look-up (through the key cache), revocation and limits. Every write is a
@@ -17,16 +24,7 @@ export class SqliteKeys {
     private readonly write: <T>(run: () => T) => Promise<T>,
   ) {}
 
-  insert(
-    input: {
-      accountId: string;
-      hash: string;
-      prefix: string;
-      name?: string | null;
-      limits?: Partial<KeyLimits>;
-    },
-    now: number,
-  ): Promise<ApiKeyRow> {
+  insert(input: NewApiKey, now: number): Promise<ApiKeyRow> {
     return this.write(() => {
       const limits = mergeLimits(NO_KEY_LIMITS, input.limits ?? {});
       if (!this.s.account.get(input.accountId))

@@ -30,6 +30,7 @@ import {
   LedgerStateError,
   type MovementKind,
   type MovementRow,
+  type NewApiKey,
   type PrincipalSpendRow,
   type SettlementOutcome,
   type SettlementRequest,
@@ -179,13 +180,7 @@ export class SqliteLedger implements Ledger {
     };
   }
 
-  insertApiKey(input: {
-    accountId: string;
-    hash: string;
-    prefix: string;
-    name?: string | null;
-    limits?: Partial<KeyLimits>;
-  }): Promise<ApiKeyRow> {
+  insertApiKey(input: NewApiKey): Promise<ApiKeyRow> {
     return this.keys.insert(input, this.clock.now());
   }
 
