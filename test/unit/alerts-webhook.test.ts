@@ -3,10 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retryDelayMs } from '../../src/alerts/delivery.js';
-import { newSigningSecret, signatureHeader, verifySignature } from '../../src/alerts/sign.js';
+import { newSigningSecret, signatureHeader } from '../../src/alerts/sign.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Resolver } from '../../src/upstreams/ssrf-guard.js';
 import { createWebhookPoster, SsrfRefusal } from '../../src/upstreams/webhook-post.js';
+import { verifyTollgateSignature } from '../helpers/alerts.js';
 import { REFUSED_URLS } from './ssrf-corpus.js';
 
 // The alert webhook's outbound side: the SSRF guard when a URL is saved (every spelling of an internal address,
@@ -104,6 +105,10 @@ describe('[alerts:webhook-ssrf] the webhook URL passes the SSRF guard', () => {
 });
 
 describe('[alerts:signed] the signature', () => {
+  /** The receiver's check (test/helpers/alerts.ts, as docs/operator.md shows it), with now in seconds. */
+  const verifySignature = (secret: string, body: string, header: string, nowSeconds: number) =>
+    verifyTollgateSignature(secret, body, header, nowSeconds * 1000);
+
   it('is HMAC-SHA256 over "<t>.<body>" like Stripe; a receiver refuses altered, stale or foreign ones', () => {
     const secret = newSigningSecret();
     expect(secret).toMatch(/^tgwhsec_[A-Za-z0-9_-]{43}$/);
