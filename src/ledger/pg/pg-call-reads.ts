@@ -1,18 +1,9 @@
+import { type CallDbRow, MAX_TIME, toCallRow } from '../db-rows.js';
 import type { CallRow, PrincipalSpendRow, TimeRange, UsageRow } from '../types.js';
 
 // The transaction record as PostgreSQL reads it: one call, an account's calls newest first, spend per UTC day and
 // service, and the same per principal (a key id, `oauth:<client>`) for team accounts. Named statements, prepared once
 // per connection.
-
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
-
-export interface CallDbRow extends Omit<CallRow, 'meta'> {
-  meta: string | null;
-}
-
-export function toCallRow(r: CallDbRow): CallRow {
-  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
-}
 
 /** A CallRow's columns (the table also records the replica that took the call). */
 export const CALL_COLUMNS =

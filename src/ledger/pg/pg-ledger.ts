@@ -1,6 +1,8 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
+import { balanceOf } from '../db-rows.js';
+import { assertMicros, checkBegin, checkExternal, checkGrantLine, checkSettlement } from '../input-rules.js';
 import { KeyCache } from '../key-cache.js';
 import { counterKeys } from '../spend-caps.js';
 import {
@@ -30,7 +32,7 @@ import {
 import { PgCallReads } from './pg-call-reads.js';
 import { PgKeys } from './pg-keys.js';
 import { PgLedgerReads } from './pg-ledger-reads.js';
-import { asLedgerError, balanceOf, PgMovements } from './pg-movements.js';
+import { asLedgerError, PgMovements } from './pg-movements.js';
 import { PgOperatorMoves } from './pg-operator-moves.js';
 import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
 
@@ -63,11 +65,6 @@ export interface PgLedgerOptions {
 /** Holds resolved per sweep round, and how many of them at once (each in its own short transaction). */
 const SWEEP_BATCH = 500;
 const SWEEP_PARALLEL = 4;
-
-function assertMicros(n: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new LedgerStateError(`${what} must be a non-negative integer, got ${n}`);
-}
 
 const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
 
@@ -174,9 +171,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
   // ---- the call lifecycle ------------------------------------------------------------------------------
 
   async begin(req: BeginRequest): Promise<BeginResult> {
-    assertMicros(req.priceMicros, 'price');
-    assertMicros(req.holdMicros, 'hold');
-    if (req.funding) assertMicros(req.funding.micros, 'funding');
+    checkBegin(req);
     const now = this.clock.now();
     const callId = newId('txn', now);
     const capped = req.caps !== undefined && req.caps.length > 0;
@@ -394,15 +389,12 @@ export class PgLedger extends PgLedgerReads implements Ledger {
   }
 
   recordExternal(req: ExternalRequest): Promise<ExternalResult> {
-    assertMicros(req.micros, 'amount');
-    if (req.micros === 0) throw new LedgerStateError('an external movement needs an amount above zero');
+    checkExternal(req.micros);
     return this.mv.external(req, this.clock.now());
   }
 
   grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult> {
-    assertMicros(req.micros, 'credit line');
-    if (req.micros === 0 || req.cardFingerprint === '')
-      throw new LedgerStateError('a credit line needs an amount and a card fingerprint');
+    checkGrantLine(req);
     return this.mv.grantLine(req, this.clock.now());
   }
 
@@ -411,8 +403,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
   }
 
   beginSettlement(req: SettlementRequest): Promise<SettlementStart> {
-    assertMicros(req.minMicros, 'minimum');
-    assertMicros(req.stepMicros, 'step');
+    checkSettlement(req);
     return this.mv.beginSettlement(req, this.clock.now());
   }
 

@@ -1,6 +1,7 @@
 import { newId } from '../../lib/ids.js';
 import { inTransaction, type PgClient, type PgPool } from '../../pg/pool.js';
 import { pairedKind, planExternal } from '../card-money.js';
+import { balanceOf, MAX_TIME, type MovementDbRow, toMovement } from '../db-rows.js';
 import {
   type AccountRow,
   type Balance,
@@ -26,13 +27,8 @@ import {
 // unique indexes (one movement per outside reference, one grant per card, one pending settlement per account)
 // are the backstops when two accounts race.
 
-interface MovementDbRow extends Omit<MovementRow, 'meta'> {
-  meta: string | null;
-}
-
 const CARD = 'sys_card';
 const FUNDING = 'sys_funding';
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
 /** SQLSTATE of the errors the ledger's functions raise for a caller's mistake (LedgerStateError). */
 const LEDGER_STATE = 'TGL01';
 
@@ -40,18 +36,6 @@ const LEDGER_STATE = 'TGL01';
 export function asLedgerError(err: unknown): unknown {
   const e = err as { code?: string; message?: string };
   return e?.code === LEDGER_STATE ? new LedgerStateError(e.message ?? 'ledger state') : err;
-}
-
-export function availableOf(a: AccountRow): number {
-  return a.balance_micros - a.held_micros + (a.line_frozen_at === null ? a.credit_line_micros : 0);
-}
-
-export function balanceOf(a: AccountRow): Balance {
-  return { balance_micros: a.balance_micros, held_micros: a.held_micros, available_micros: availableOf(a) };
-}
-
-function toMovement(r: MovementDbRow): MovementRow {
-  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
 }
 
 const isUnique = (err: unknown) => (err as { code?: string }).code === '23505';

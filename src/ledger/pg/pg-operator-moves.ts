@@ -1,6 +1,14 @@
 import { newId } from '../../lib/ids.js';
 import { inTransaction, type PgClient, type PgPool } from '../../pg/pool.js';
-import { checkAdjust, checkRefund } from '../operator-rules.js';
+import {
+  availableOf,
+  balanceOf,
+  type CallDbRow,
+  type MovementDbRow,
+  toCallRow,
+  toMovement,
+} from '../db-rows.js';
+import { checkAdjust, checkRefund } from '../input-rules.js';
 import {
   type AccountRow,
   type AdjustRequest,
@@ -11,23 +19,14 @@ import {
   LedgerStateError,
   type MovementRow,
 } from '../types.js';
-import { CALL_COLUMNS, type CallDbRow, toCallRow } from './pg-call-reads.js';
-import { asLedgerError, availableOf, balanceOf, uncountCaps } from './pg-movements.js';
+import { CALL_COLUMNS } from './pg-call-reads.js';
+import { asLedgerError, uncountCaps } from './pg-movements.js';
 
 // The operator's money on PostgreSQL, with the semantics of src/ledger/sqlite/operator-moves.ts. Each is one
 // short transaction that first locks the account row (FOR UPDATE, as tg_begin and the other movements do), so
 // the refunds of one call, and a debit against the holds of that account, are serialized on every replica; the
 // refund's guarded UPDATE (refunded + amount ≤ charged, re-checked on the row's newest version) and the unique
 // index on (kind, external_ref) are the backstops.
-
-interface MovementDbRow extends Omit<MovementRow, 'meta'> {
-  meta: string | null;
-}
-
-const toMovement = (r: MovementDbRow): MovementRow => ({
-  ...r,
-  meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>),
-});
 
 const isUnique = (err: unknown) => (err as { code?: string }).code === '23505';
 

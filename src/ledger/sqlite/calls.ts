@@ -1,4 +1,5 @@
 import { newId } from '../../lib/ids.js';
+import { availableOf } from '../db-rows.js';
 import { capResetsAt, counterKeys } from '../spend-caps.js';
 import {
   type AccountRow,
@@ -10,7 +11,6 @@ import {
   type VoidRequest,
 } from '../types.js';
 import type { GroupCommit } from './group-commit.js';
-import { availableOf } from './movements.js';
 import type { SqliteRefunds } from './refunds.js';
 import { type MemHold, Reservations } from './reservations.js';
 import type { prepareStatements } from './statements.js';

@@ -1,6 +1,7 @@
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
 import { pairedKind, planExternal } from '../card-money.js';
+import { balanceOf as balanceOfRow, MAX_TIME, type MovementDbRow, toMovement } from '../db-rows.js';
 import {
   type AccountRow,
   type Balance,
@@ -24,26 +25,8 @@ import {
 // the movement's id. The outside's money goes through `sys_card` (card payments) or `sys_funding` (operator
 // credits), so "entries sum to zero" keeps holding.
 
-interface MovementDbRow extends Omit<MovementRow, 'meta'> {
-  meta: string | null;
-}
-
 const CARD = 'sys_card';
 const FUNDING = 'sys_funding';
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
-
-/** What a new hold may take: the balance minus holds, plus the line unless it is frozen. */
-export function availableOf(a: AccountRow): number {
-  return a.balance_micros - a.held_micros + (a.line_frozen_at === null ? a.credit_line_micros : 0);
-}
-
-function balanceOfRow(a: AccountRow): Balance {
-  return { balance_micros: a.balance_micros, held_micros: a.held_micros, available_micros: availableOf(a) };
-}
-
-function toMovement(r: MovementDbRow): MovementRow {
-  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
-}
 
 export class SqliteMovements {
   private readonly s;

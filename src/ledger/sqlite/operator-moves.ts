@@ -1,5 +1,6 @@
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
+import { type CallDbRow, type MovementDbRow, withMeta } from '../db-rows.js';
 import {
   type AccountRow,
   type AdjustRequest,
@@ -18,20 +19,8 @@ import {
 // second process writing the same file (the CLI beside a gateway). Entries stay double and append-only: a refund
 // is revenue → account, an adjustment sys_funding ↔ account, both tagged with the movement's id.
 
-interface CallDbRow extends Omit<CallRow, 'meta'> {
-  meta: string | null;
-}
-interface MovementDbRow extends Omit<MovementRow, 'meta'> {
-  meta: string | null;
-}
-
 const REVENUE = 'sys_revenue';
 const FUNDING = 'sys_funding';
-
-const parse = <T extends { meta: string | null }>(r: T) => ({
-  ...r,
-  meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>),
-});
 
 export interface OperatorMovesDeps {
   /** A call this process holds in memory (pending: its row is written when it resolves). */
@@ -80,11 +69,11 @@ export class SqliteOperatorMoves {
     if (!r) return this.deps.pending(id);
     // The counters it counted against are the ledger's business, not the row's (as PostgreSQL's CALL_COLUMNS).
     const { cap_keys: _, ...row } = r as CallDbRow & { cap_keys?: unknown };
-    return parse(row);
+    return withMeta(row);
   }
 
   private movement(id: string): MovementRow {
-    return parse(this.s.movement.get(id) as MovementDbRow);
+    return withMeta(this.s.movement.get(id) as MovementDbRow);
   }
 
   /** Two entries summing to zero, the movement's id in call_id, and the cached balances with them. */
@@ -108,7 +97,7 @@ export class SqliteOperatorMoves {
     const requested = req.micros ?? null;
     const seen = this.s.byRef.get('call_refund', req.ref);
     if (seen) {
-      const m = parse(seen);
+      const m = withMeta(seen);
       const same =
         m.meta?.refund_of === req.callId && m.meta?.requested_micros === requested && m.memo === req.reason;
       if (!same) return { kind: 'mismatch', movementId: m.id };
@@ -156,7 +145,7 @@ export class SqliteOperatorMoves {
     if (req.ref !== undefined) {
       const seen = this.s.byRef.get('adjustment', req.ref);
       if (seen) {
-        const m = parse(seen);
+        const m = withMeta(seen);
         const same =
           m.account_id === req.accountId && m.amount_micros === req.micros && m.memo === req.reason;
         return same

@@ -1,13 +1,12 @@
 import type { SqliteDb } from '../../lib/sqlite.js';
+import type { CallDbRow } from '../db-rows.js';
+import { MAX_TIME } from '../db-rows.js';
 import type { PrincipalSpendRow, TimeRange, UsageRow } from '../types.js';
-import type { CallDbRow } from './statements.js';
 
 // The transaction record read per principal (who presented the credential: a key id, `oauth:<client>`), for
 // team accounts: spend per key and per member, and a member's own calls and usage. Dashboard reads, never on the
 // call path; they use the calls' (account, time) index and filter by principal within the account's range. A set
 // of principals is bound as one JSON array (json_each), so each statement is prepared once.
-
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
 
 export class SqlitePrincipalReads {
   private readonly s;

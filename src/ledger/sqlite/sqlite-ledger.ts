@@ -2,8 +2,17 @@ import type { Clock } from '../../lib/clock.js';
 import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
 import type { SqliteDb } from '../../lib/sqlite.js';
+import { MAX_TIME, toCallRow } from '../db-rows.js';
+import {
+  assertMicros,
+  checkAdjust,
+  checkBegin,
+  checkExternal,
+  checkGrantLine,
+  checkRefund,
+  checkSettlement,
+} from '../input-rules.js';
 import { KeyCache } from '../key-cache.js';
-import { checkAdjust, checkRefund } from '../operator-rules.js';
 import { counterKey } from '../spend-caps.js';
 import {
   type AccountKind,
@@ -51,7 +60,7 @@ import { SqliteOperatorMoves } from './operator-moves.js';
 import { SqlitePrincipalReads } from './principal-reads.js';
 import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
-import { type CallDbRow, prepareStatements } from './statements.js';
+import { prepareStatements } from './statements.js';
 
 export interface SqliteLedgerOptions {
   clock: Clock;
@@ -68,17 +77,6 @@ export interface SqliteLedgerOptions {
   keyCacheTtlMs?: number | undefined;
   /** Told when a background checkpoint fails (the WAL then grows until one succeeds). */
   onCheckpointError?: ((message: string) => void) | undefined;
-}
-
-const MAX_TIME = Number.MAX_SAFE_INTEGER;
-
-function assertMicros(n: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new LedgerStateError(`${what} must be a non-negative integer, got ${n}`);
-}
-
-function toCallRow(r: CallDbRow): CallRow {
-  return { ...r, meta: r.meta === null ? null : (JSON.parse(r.meta) as Record<string, unknown>) };
 }
 
 export class SqliteLedger implements Ledger {
@@ -208,9 +206,7 @@ export class SqliteLedger implements Ledger {
 
   begin(req: BeginRequest): Promise<BeginResult> {
     try {
-      assertMicros(req.priceMicros, 'price');
-      assertMicros(req.holdMicros, 'hold');
-      if (req.funding) assertMicros(req.funding.micros, 'funding');
+      checkBegin(req);
       return Promise.resolve(this.calls.begin(req, this.clock.now()));
     } catch (e) {
       return Promise.reject(e);
@@ -373,16 +369,13 @@ export class SqliteLedger implements Ledger {
   // ---- money without a call: card payments and credit lines (./movements.ts) ----------------------------
 
   recordExternal(req: ExternalRequest): Promise<ExternalResult> {
-    assertMicros(req.micros, 'amount');
-    if (req.micros === 0) throw new LedgerStateError('an external movement needs an amount above zero');
+    checkExternal(req.micros);
     const now = this.clock.now();
     return this.write(() => this.movements_.external(req, now));
   }
 
   grantCreditLine(req: GrantLineRequest): Promise<GrantLineResult> {
-    assertMicros(req.micros, 'credit line');
-    if (req.micros === 0 || req.cardFingerprint === '')
-      throw new LedgerStateError('a credit line needs an amount and a card fingerprint');
+    checkGrantLine(req);
     const now = this.clock.now();
     return this.write(() => this.movements_.grantLine(req, now));
   }
@@ -393,8 +386,7 @@ export class SqliteLedger implements Ledger {
   }
 
   beginSettlement(req: SettlementRequest): Promise<SettlementStart> {
-    assertMicros(req.minMicros, 'minimum');
-    assertMicros(req.stepMicros, 'step');
+    checkSettlement(req);
     // Durable before the card is charged: the charge names this movement, so it must survive power loss.
     const now = this.clock.now();
     return this.write(() => this.movements_.beginSettlement(req, now));

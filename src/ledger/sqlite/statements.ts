@@ -1,6 +1,7 @@
 import type { SqliteDb } from '../../lib/sqlite.js';
+import type { CallDbRow } from '../db-rows.js';
 import type { KeyDbRow } from '../key-rows.js';
-import type { AccountRow, CallRow, UsageRow } from '../types.js';
+import type { AccountRow, UsageRow } from '../types.js';
 
 // The ledger's prepared statements: every statement is prepared once; the request path only binds and steps.
 
@@ -11,10 +12,6 @@ export interface HoldRow {
   status: 'pending' | 'posted' | 'voided' | 'expired';
   cap_day: string | null;
   funding_micros: number;
-}
-
-export interface CallDbRow extends Omit<CallRow, 'meta'> {
-  meta: string | null;
 }
 
 /** A call's columns as CallRow has them (not the counters it counted against: those are the refunds' business). */
