@@ -1,5 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { StateDb } from '../backend.js';
-import type { StoreDb } from '../db/schema.js';
+import type { Database, StoreDb } from '../db/schema.js';
 import { insertIfAbsent, readNamed } from '../db/secrets.js';
 
 /** A Stripe webhook event's claim (Stripe delivers at least once, and to any replica): see claimEvent. */
@@ -16,37 +17,10 @@ const STALE_CLAIM_MS = 60_000;
 // one; first-writer-wins rows use ON CONFLICT DO NOTHING, which under concurrent inserts of one key lets exactly
 // one through (on PostgreSQL the others wait for its commit, then do nothing; SQLite has one writer).
 
-export interface CardRow {
-  account_id: string;
-  payment_method: string;
-  fingerprint: string;
-  brand: string;
-  last4: string;
-  exp_month: number;
-  exp_year: number;
-  updated_at: number;
-}
-
-export interface SessionRow {
-  id: string;
-  account_id: string;
-  purpose: 'card' | 'topup';
-  amount_micros: number | null;
-  status: 'open' | 'complete' | 'failed';
-  created_at: number;
-  finished_at: number | null;
-}
-
-export interface SettlementChargeRow {
-  movement_id: string;
-  account_id: string;
-  customer_id: string;
-  payment_method: string;
-  card_label: string;
-  amount_cents: number;
-  attempts: number;
-  created_at: number;
-}
+// The rows are the tables' (src/db/schema.ts).
+export type CardRow = Database['billing_cards'];
+export type SessionRow = Database['billing_sessions'];
+export type SettlementChargeRow = Selectable<Database['billing_settlement_charges']>;
 
 export interface BillingStore {
   customerOf(accountId: string): Promise<string | undefined>;
