@@ -9,7 +9,7 @@ import type { CallRow, PrincipalSpendRow, TimeRange, UsageRow } from '../types.j
 export const CALL_COLUMNS =
   'id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros, operator_refunded_micros, status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at, meta';
 
-type Rows = <T>(name: string | undefined, text: string, values: unknown[]) => Promise<T[]>;
+export type Rows = <T>(name: string | undefined, text: string, values: unknown[]) => Promise<T[]>;
 
 export class PgCallReads {
   constructor(private readonly rows: Rows) {}

@@ -11,6 +11,7 @@ import {
   type NewApiKey,
   NO_KEY_LIMITS,
 } from '../types.js';
+import type { Rows } from './pg-call-reads.js';
 import { asLedgerError } from './pg-movements.js';
 
 // API keys on PostgreSQL (src/ledger/sqlite/keys.ts is SQLite's): creation, look-up through the key cache,
@@ -20,19 +21,12 @@ const KEY_COLUMNS =
   'id, account_id, prefix, name, created_at, revoked_at, max_call_micros, daily_limit_micros, monthly_limit_micros, actions';
 
 export class PgKeys {
+  /** `rows`: the ledger's query, its refusals mapped to LedgerStateError. */
   constructor(
     private readonly pool: PgPool,
     private readonly cache: KeyCache,
+    private readonly rows: Rows,
   ) {}
-
-  private async rows<T>(name: string | undefined, text: string, values: unknown[]): Promise<T[]> {
-    try {
-      const r = await this.pool.query(name ? { name, text, values } : { text, values });
-      return r.rows as T[];
-    } catch (err) {
-      throw asLedgerError(err);
-    }
-  }
 
   async insert(input: NewApiKey, now: number): Promise<ApiKeyRow> {
     const limits = mergeLimits(NO_KEY_LIMITS, input.limits ?? {});

@@ -95,7 +95,9 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     );
     this.ttl = opts.idempotencyTtlMs;
     this.replicaId = opts.replicaId;
-    this.keys = new PgKeys(pool, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0));
+    this.keys = new PgKeys(pool, new KeyCache(opts.clock, opts.keyCacheTtlMs ?? 0), (name, text, values) =>
+      this.rows(name, text, values),
+    );
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
     const operator = new PgOperatorMoves(pool);
