@@ -1,5 +1,24 @@
 import { type Migration, migrate, type SqliteDb } from '../../lib/sqlite.js';
 
+/** The columns of `calls` after its id: the first table's, and its rebuild's (migration 6). */
+const CALL_COLUMNS = `    account_id      TEXT NOT NULL REFERENCES accounts(id),
+    action          TEXT NOT NULL,
+    price_micros    INTEGER NOT NULL,
+    hold_micros     INTEGER NOT NULL,
+    charged_micros  INTEGER NOT NULL DEFAULT 0,
+    refunded_micros INTEGER NOT NULL DEFAULT 0,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'refunded')),
+    error_code      TEXT,
+    idempotency_key TEXT,
+    payment_method  TEXT NOT NULL,
+    principal       TEXT,
+    provider        TEXT,
+    duration_ms     INTEGER,
+    created_at      INTEGER NOT NULL,
+    finished_at     INTEGER,
+    meta            TEXT,
+    CHECK (charged_micros <= hold_micros)`;
+
 // Migrations are append-only: a shipped migration is never edited, a change is a new entry. The list is the
 // ledger's schema on SQLite (src/pg/migrations/ledger.ts is PostgreSQL's); an upgrade test builds a database at
 // an earlier version from its first entries.
@@ -51,23 +70,7 @@ export const SQLITE_LEDGER_MIGRATIONS: readonly Migration[] = [
   -- One row per call: the transaction record.
   CREATE TABLE calls (
     id              TEXT PRIMARY KEY,
-    account_id      TEXT NOT NULL REFERENCES accounts(id),
-    action          TEXT NOT NULL,
-    price_micros    INTEGER NOT NULL,
-    hold_micros     INTEGER NOT NULL,
-    charged_micros  INTEGER NOT NULL DEFAULT 0,
-    refunded_micros INTEGER NOT NULL DEFAULT 0,
-    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'refunded')),
-    error_code      TEXT,
-    idempotency_key TEXT,
-    payment_method  TEXT NOT NULL,
-    principal       TEXT,
-    provider        TEXT,
-    duration_ms     INTEGER,
-    created_at      INTEGER NOT NULL,
-    finished_at     INTEGER,
-    meta            TEXT,
-    CHECK (charged_micros <= hold_micros)
+${CALL_COLUMNS}
   );
   CREATE INDEX calls_account_time ON calls(account_id, created_at DESC);
 
@@ -204,23 +207,7 @@ ${rebuildMovements("'credit', 'topup', 'settlement', 'refund', 'refund_reversal'
     sql: `
   CREATE TABLE calls_new (
     id              TEXT NOT NULL PRIMARY KEY,
-    account_id      TEXT NOT NULL REFERENCES accounts(id),
-    action          TEXT NOT NULL,
-    price_micros    INTEGER NOT NULL,
-    hold_micros     INTEGER NOT NULL,
-    charged_micros  INTEGER NOT NULL DEFAULT 0,
-    refunded_micros INTEGER NOT NULL DEFAULT 0,
-    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'refunded')),
-    error_code      TEXT,
-    idempotency_key TEXT,
-    payment_method  TEXT NOT NULL,
-    principal       TEXT,
-    provider        TEXT,
-    duration_ms     INTEGER,
-    created_at      INTEGER NOT NULL,
-    finished_at     INTEGER,
-    meta            TEXT,
-    CHECK (charged_micros <= hold_micros)
+${CALL_COLUMNS}
   ) WITHOUT ROWID;
   INSERT INTO calls_new SELECT id, account_id, action, price_micros, hold_micros, charged_micros, refunded_micros,
     status, error_code, idempotency_key, payment_method, principal, provider, duration_ms, created_at, finished_at,
