@@ -86,55 +86,46 @@ function bazaarWith(action: Action, transport: Transport, input: JsonSchema, out
         },
       }
     : {};
-  if (transport === 'mcp') {
-    return {
-      info: {
-        input: {
-          type: 'mcp',
-          toolName: action.toolName,
-          transport: 'streamable-http',
-          inputSchema: input,
-          example,
-        },
-        ...outputInfo,
-      },
-      schema: {
-        $schema: SCHEMA_DIALECT,
-        type: 'object',
-        properties: {
-          input: {
-            type: 'object',
-            properties: {
-              type: { type: 'string', const: 'mcp' },
-              toolName: { type: 'string' },
-              transport: { type: 'string', enum: ['streamable-http'] },
-              inputSchema: { type: 'object' },
-              example: { type: 'object' },
-            },
-            required: ['type', 'toolName', 'inputSchema'],
-            additionalProperties: false,
+  // What the input is and how to check it: an MCP tool call, or a JSON body POSTed over HTTP.
+  const [inputInfo, inputProperties, inputRequired] =
+    transport === 'mcp'
+      ? [
+          {
+            type: 'mcp',
+            toolName: action.toolName,
+            transport: 'streamable-http',
+            inputSchema: input,
+            example,
           },
-          ...outputSchema,
-        },
-        required: ['input'],
-      },
-    };
-  }
+          {
+            type: { type: 'string', const: 'mcp' },
+            toolName: { type: 'string' },
+            transport: { type: 'string', enum: ['streamable-http'] },
+            inputSchema: { type: 'object' },
+            example: { type: 'object' },
+          },
+          ['type', 'toolName', 'inputSchema'],
+        ]
+      : [
+          { type: 'http', method: 'POST', bodyType: 'json', body: example },
+          {
+            type: { type: 'string', const: 'http' },
+            method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
+            bodyType: { type: 'string', enum: ['json', 'form-data', 'text'] },
+            body: input,
+          },
+          ['type', 'method', 'bodyType', 'body'],
+        ];
   return {
-    info: { input: { type: 'http', method: 'POST', bodyType: 'json', body: example }, ...outputInfo },
+    info: { input: inputInfo, ...outputInfo },
     schema: {
       $schema: SCHEMA_DIALECT,
       type: 'object',
       properties: {
         input: {
           type: 'object',
-          properties: {
-            type: { type: 'string', const: 'http' },
-            method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
-            bodyType: { type: 'string', enum: ['json', 'form-data', 'text'] },
-            body: input,
-          },
-          required: ['type', 'method', 'bodyType', 'body'],
+          properties: inputProperties,
+          required: inputRequired,
           additionalProperties: false,
         },
         ...outputSchema,
