@@ -69,11 +69,6 @@ export class AccountSessions {
     return { id, accountId, keyId, memberId };
   }
 
-  /** Ends every session of a member, wherever it was opened (the store is shared by every replica). */
-  endMember(memberId: string): Promise<number> {
-    return this.store.removeOfMember(memberId);
-  }
-
   /** The browser's session, if its cookie names a live one. */
   async find(req: Request): Promise<Session | undefined> {
     const token = readCookie(req, SESSION_COOKIE);

@@ -9,10 +9,6 @@ import type { RequestId } from '@modelcontextprotocol/server';
 export class CallRegistry {
   private readonly calls = new Map<string, Set<AbortController>>();
 
-  get size(): number {
-    return this.calls.size;
-  }
-
   /** Registers a call in flight; `end` must be called when it finishes, whatever the outcome. */
   begin(caller: string, id: RequestId): { signal: AbortSignal; end: () => void } {
     const key = keyOf(caller, id);

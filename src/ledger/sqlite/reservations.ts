@@ -36,10 +36,6 @@ export class Reservations {
   /** What pending holds count against each capped counter ("account\0cap key"). */
   private readonly capHeld = new Map<string, number>();
 
-  get size(): number {
-    return this.holds.size;
-  }
-
   get(callId: string): MemHold | undefined {
     return this.holds.get(callId);
   }
