@@ -266,7 +266,7 @@ function mailHost(publicUrl: string): string {
   return isIP(host) ? 'localhost' : host;
 }
 
-export { allCaps, appCaps, type CapSource, keyCaps } from './caps.js';
+export { keyCaps } from './caps.js';
 export { ALERT_EVENT_TYPES, EVENT_LABELS } from './events.js';
 export type { AlertSignals } from './signals.js';
 export type { AlertSettings, DeliveryRow } from './store.js';

@@ -184,7 +184,5 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
   };
 }
 
-export { STRIPE_MIN_CHARGE_MICROS } from '../config/index.js';
 export type { SettleOutcome } from './settle.js';
 export type { CardRow, SessionRow } from './store.js';
-export { WEBHOOK_PATH } from './webhook.js';

@@ -24,8 +24,6 @@ import { CliError, createOut, NotFoundError, type Out, table, UsageError } from 
 import { openState } from './state.js';
 import { checkCommand, USAGE, usageOf } from './usage.js';
 
-export { USAGE };
-
 export async function main(argv: string[]): Promise<number> {
   // Known before parsing, so that even a malformed command line fails in the form the caller asked for.
   const out = createOut(argv.includes('--json'));

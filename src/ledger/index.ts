@@ -63,5 +63,3 @@ export async function openStateLedger(state: StateDb, opts: LedgerOptions): Prom
   };
   return ledger;
 }
-
-export type { Ledger } from './types.js';

@@ -30,7 +30,7 @@ import type {
   PricedModel,
 } from './types.js';
 
-export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
+export type { ChatOutcome, MeteredDeps } from './types.js';
 
 // The metered execution path of the model router (docs/spec.md §4.9, §7, §8): the per-token sibling of
 // execute(), on the same lifecycle (src/run/lifecycle.ts) and call scope (src/run/call-scope.ts).
@@ -41,8 +41,6 @@ export type { ChatOutcome, MeteredDeps, MeteredLimits } from './types.js';
 //   3. try the candidates in order while nothing has reached the caller (fallback)
 //   4. capture the actual cost from the upstream's usage, never more than the hold; void when nothing was
 //      produced or the call failed. Every call is itemized in the transaction record.
-
-export { LLM_ACTION };
 
 /**
  * x402 `upto` (src/run/x402/metered.ts, with viem and the x402 libraries), loaded on the first accountless call:

@@ -8,8 +8,6 @@ import { LlmRouter, TIER_IDS, type TiersConfig } from './router.js';
 import { createLlmService } from './service.js';
 import { LlmUpstream } from './upstream.js';
 
-export type { LlmRouter } from './router.js';
-
 /** Configured USD per million tokens → integer micro-USD per million tokens (exact: at most 6 decimals). */
 function perM(p: LlmPricePair): PriceOverride {
   return {

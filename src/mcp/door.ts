@@ -20,7 +20,7 @@ import type { SdkDoor } from './sdk-door.js';
 // a gateway that never serves MCP never pays its memory (docs/decisions.md "Modules loaded when used"). After
 // that first request every route goes straight to the loaded half (./sdk-door.ts) with no extra tick.
 
-export { MCP_PATH, MCP_X402_PATH } from './paths.js';
+export { MCP_PATH } from './paths.js';
 
 /** The door's express paths; anything else never loads the SDK. */
 const PATHS = [

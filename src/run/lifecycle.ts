@@ -28,7 +28,7 @@ import { operatorMoved } from './operator-moved.js';
 import { holdRefusal } from './refusals.js';
 import { capsOf, refuseHold } from './spend-limits.js';
 
-export type { CaptureRecord, CreditReason, HoldOutcome, HoldSpec, VoidRecord } from './hold-spec.js';
+export type { HoldSpec } from './hold-spec.js';
 
 // The one place money moves. Every hold, capture, void, refund and credit of the gateway goes through this
 // module (test/contract/money.test.ts fails if any other source file calls the ledger's money methods):
