@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/hash.js';
 import { newId } from '../lib/ids.js';
 import { limitsText } from '../run/key-limit-input.js';
-import { type AuditActor, type AuditLog, openAuditLog } from './audit.js';
+import { type AuditActor, type AuditEventInput, type AuditLog, openAuditLog } from './audit.js';
 import { can, type Role } from './roles.js';
 import { openSessionStore, type SessionStore } from './session-store.js';
 import {
@@ -86,6 +86,11 @@ export class Team {
     return this.d.clock.now();
   }
 
+  /** Records on the account's event log what a signed-in viewer did. */
+  private recordBy(v: Viewer, e: Omit<AuditEventInput, 'accountId' | 'actor'>, now = this.now()) {
+    return this.audit.record({ accountId: v.accountId, actor: actorOf(v), ...e }, now);
+  }
+
   /** The account's first owner (created, named after the account, the first time anyone asks). */
   async founder(accountId: string): Promise<MemberRow> {
     const known = await this.store.member(founderId(accountId));
@@ -153,21 +158,16 @@ export class Team {
       return 'no_member' as const;
     const { key, row } = await createApiKey(this.d.ledger, v.accountId, name, limits);
     await this.store.setKeyOwner(v.accountId, row.id, target.id, this.now());
-    await this.audit.record(
-      {
-        accountId: v.accountId,
-        actor: actorOf(v),
-        action: 'key.created',
-        subject: { id: row.id, name: row.prefix },
-        detail: {
-          key_name: name,
-          member_id: target.id,
-          member_name: target.name,
-          ...(hasLimits(row) ? { limits: limitsText(row) } : {}),
-        },
+    await this.recordBy(v, {
+      action: 'key.created',
+      subject: { id: row.id, name: row.prefix },
+      detail: {
+        key_name: name,
+        member_id: target.id,
+        member_name: target.name,
+        ...(hasLimits(row) ? { limits: limitsText(row) } : {}),
       },
-      this.now(),
-    );
+    });
     return { key, row, member: target };
   }
 
@@ -181,16 +181,11 @@ export class Team {
     const row = key && (await this.d.ledger.setApiKeyLimits(keyId, changes));
     if (!key || !row) return undefined;
     const member = await this.store.member(key.member_id);
-    await this.audit.record(
-      {
-        accountId: v.accountId,
-        actor: actorOf(v),
-        action: 'key.limit_changed',
-        subject: { id: key.id, name: key.prefix },
-        detail: { summary: limitsText(row), member_id: key.member_id, member_name: member?.name ?? null },
-      },
-      this.now(),
-    );
+    await this.recordBy(v, {
+      action: 'key.limit_changed',
+      subject: { id: key.id, name: key.prefix },
+      detail: { summary: limitsText(row), member_id: key.member_id, member_name: member?.name ?? null },
+    });
     return row;
   }
 
@@ -199,16 +194,11 @@ export class Team {
     const key = (await this.visibleKeys(v)).find((k) => k.id === keyId && k.revoked_at === null);
     if (!key || !(await this.d.ledger.revokeApiKey(keyId))) return false;
     const member = await this.store.member(key.member_id);
-    await this.audit.record(
-      {
-        accountId: v.accountId,
-        actor: actorOf(v),
-        action: 'key.revoked',
-        subject: { id: key.id, name: key.prefix },
-        detail: { member_id: key.member_id, member_name: member?.name ?? null },
-      },
-      this.now(),
-    );
+    await this.recordBy(v, {
+      action: 'key.revoked',
+      subject: { id: key.id, name: key.prefix },
+      detail: { member_id: key.member_id, member_name: member?.name ?? null },
+    });
     return true;
   }
 
@@ -245,16 +235,11 @@ export class Team {
   async revokeInvite(v: Viewer, inviteId: string): Promise<boolean> {
     const r = await this.store.revokeInvite(v.accountId, inviteId, this.now());
     if (!r) return false;
-    await this.audit.record(
-      {
-        accountId: v.accountId,
-        actor: actorOf(v),
-        action: 'invite.revoked',
-        subject: { id: r.id, name: r.name ?? 'someone' },
-        detail: { role: r.role },
-      },
-      this.now(),
-    );
+    await this.recordBy(v, {
+      action: 'invite.revoked',
+      subject: { id: r.id, name: r.name ?? 'someone' },
+      detail: { role: r.role },
+    });
     return true;
   }
 
@@ -325,10 +310,9 @@ export class Team {
     await this.sessions.removeOfMember(memberId);
     await this.store.revokeInvitesBy(v.accountId, memberId, now);
     if (memberId === founderId(v.accountId)) await this.d.forgetFounder?.(v.accountId);
-    await this.audit.record(
+    await this.recordBy(
+      v,
       {
-        accountId: v.accountId,
-        actor: actorOf(v),
         action: 'member.removed',
         subject: { id: memberId, name: r.member.name },
         detail: { role: r.member.role, keys_revoked: keysRevoked },
@@ -342,16 +326,11 @@ export class Team {
   async setRole(v: Viewer, memberId: string, role: Role): Promise<RoleResult> {
     const r = await this.store.setRole(v.accountId, memberId, role);
     if (r.kind === 'changed') {
-      await this.audit.record(
-        {
-          accountId: v.accountId,
-          actor: actorOf(v),
-          action: 'member.role_changed',
-          subject: { id: memberId, name: r.member.name },
-          detail: { from: r.from, to: role },
-        },
-        this.now(),
-      );
+      await this.recordBy(v, {
+        action: 'member.role_changed',
+        subject: { id: memberId, name: r.member.name },
+        detail: { from: r.from, to: role },
+      });
     }
     return r;
   }
