@@ -159,6 +159,19 @@ export function sendHtml(res: Response, status: number, f: Frame, base = ''): vo
   res.status(status).set(PAGE_HEADERS).type('html').send(html);
 }
 
+/** A CSV download (the dashboard's history, the team's spend): never cached, never sniffed. */
+export function sendCsv(res: Response, filename: string, csv: string): void {
+  res
+    .status(200)
+    .set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${filename}"`,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(csv);
+}
+
 export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">`;
 
 export function alert(error: string | undefined): string {

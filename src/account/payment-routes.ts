@@ -3,7 +3,7 @@ import type { Billing } from '../billing/index.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import { parseUsdToMicros } from '../lib/money.js';
 import { CSV_ROWS, filteredHistory, parseFilters, toCsv } from './dashboard.js';
-import type { Frame } from './html.js';
+import { type Frame, sendCsv } from './html.js';
 import { checkoutReturnPage, messagePage } from './pages.js';
 import type { Permission } from './roles.js';
 import type { AccountPagesDeps } from './routes.js';
@@ -105,14 +105,6 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
       CSV_ROWS,
       await c.ownCalls(res),
     );
-    res
-      .status(200)
-      .set({
-        'Content-Type': 'text/csv; charset=utf-8',
-        'Content-Disposition': `attachment; filename="tollgate-${session(res).accountId}-transactions.csv"`,
-        'Cache-Control': 'no-store',
-        'X-Content-Type-Options': 'nosniff',
-      })
-      .send(toCsv(rows));
+    sendCsv(res, `tollgate-${session(res).accountId}-transactions.csv`, toCsv(rows));
   });
 }

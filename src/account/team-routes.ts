@@ -1,6 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { parseFilters } from './dashboard.js';
 import type { DashboardScope } from './dashboard-view.js';
+import { sendCsv } from './html.js';
 import { messagePage } from './pages.js';
 import { can, isRole } from './roles.js';
 import type { SignedInContext } from './route-context.js';
@@ -160,14 +161,6 @@ export function teamRoutes(r: Router, c: TeamRouteContext): void {
     const v = viewer(res);
     const { filters } = parseFilters(req.query as Record<string, unknown>);
     const view = await teamSpend(d.ledger, team, v.accountId, spendRange(filters, d.clock.now()));
-    res
-      .status(200)
-      .set({
-        'Content-Type': 'text/csv; charset=utf-8',
-        'Content-Disposition': `attachment; filename="tollgate-${v.accountId}-spend-${view.from}-${view.to}.csv"`,
-        'Cache-Control': 'no-store',
-        'X-Content-Type-Options': 'nosniff',
-      })
-      .send(spendCsv(view));
+    sendCsv(res, `tollgate-${v.accountId}-spend-${view.from}-${view.to}.csv`, spendCsv(view));
   });
 }
