@@ -31,9 +31,10 @@ export interface GatewayProcess {
 /**
  * Node's flags for the gateway, as `npm start`, the Dockerfile and deploy/tollgate.service pass them (a contract
  * test keeps the four alike): V8's young generation at 2 × 4 MiB instead of 2 × 16 MiB. Under 1,000 calls in flight
- * that is ~40 MiB less peak RSS at the same calls/s (docs/decisions.md "Node's flags").
+ * that is ~40 MiB less peak RSS at the same calls/s; and two V8 worker threads instead of four (idle RSS steady at
+ * ~81 MiB instead of 81–87; docs/decisions.md "Node's flags").
  */
-export const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
+export const SERVE_NODE_FLAGS = ['--max-semi-space-size=4', '--v8-pool-size=2'];
 
 /** Starts `tollgate serve` in a child process on a fresh data dir with a funded account. */
 export async function startGatewayProcess(

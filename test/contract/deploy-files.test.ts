@@ -84,14 +84,14 @@ describe('deployment files', () => {
     const unit = loadConfig(unitEnv());
     expect(unit.dataDir).toBe('/var/lib/tollgate');
     expect(read('deploy/tollgate.service')).toMatch(
-      /^ExecStart=\/usr\/bin\/node --max-semi-space-size=4 \/opt\/tollgate\/bin\/tollgate\.js serve$/m,
+      /^ExecStart=\/usr\/bin\/node --max-semi-space-size=4 --v8-pool-size=2 \/opt\/tollgate\/bin\/tollgate\.js serve$/m,
     );
   });
 
   it('[deploy:entry-point] the container runs node bin/tollgate.js serve as a non-root user, from a slim install', () => {
     const docker = read('Dockerfile');
     expect(docker).toMatch(
-      /^ENTRYPOINT \["node", "--max-semi-space-size=4", "bin\/tollgate\.js"\]\nCMD \["serve"\]$/m,
+      /^ENTRYPOINT \["node", "--max-semi-space-size=4", "--v8-pool-size=2", "bin\/tollgate\.js"\]\nCMD \["serve"\]$/m,
     );
     expect(docker).toMatch(/^USER node$/m);
     // The final image's dependencies come from `npm ci --omit=dev`; dist/ from a stage that has them all.
@@ -125,7 +125,7 @@ describe('deployment files', () => {
   it('[deploy:node-flags] npm start, the container, the systemd unit and the bench start Node alike', async () => {
     const { SERVE_NODE_FLAGS } = await import('../../bench/process.js');
     const flags = SERVE_NODE_FLAGS.join(' ');
-    expect(flags).toBe('--max-semi-space-size=4');
+    expect(flags).toBe('--max-semi-space-size=4 --v8-pool-size=2');
     const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start;
     expect(start).toContain(`exec node ${flags} bin/tollgate.js serve`);
     const entry = SERVE_NODE_FLAGS.map((f) => `"${f}", `).join('');
