@@ -76,7 +76,7 @@ const bench: BenchModule = async () => {
       target: '#19 RSS at idle ≤ 90 MB with nothing optional configured',
       measured: `${mib(idleGw.settled)} after 30 s idle (${mib(idleGw.started)} just started)`,
       verdict: idleMb <= 90 ? 'met' : 'not met',
-      why: "Node's own code pages are ~46 MiB of it (file-backed); the rest is the heap of what every gateway loads (express, undici, zod and the catalog's schemas, kysely, better-sqlite3's page caches); the checkpointer thread leaves when idle and a collection gives back start-up's garbage (src/lib/idle-trim.ts)",
+      why: "Node's own code pages are ~46 MiB of it (file-backed); the rest is the heap of what every gateway loads (express, zod and the catalog's schemas, kysely, pino, better-sqlite3's page caches; undici and the HTML parser wait for the first upstream call); the checkpointer thread leaves when idle and a collection gives back start-up's garbage (src/lib/idle-trim.ts)",
     },
     ...(fast.targets ?? []),
   ];
