@@ -210,7 +210,7 @@ const bench: BenchModule = async () => {
         target: '#19 model router added TTFB p50 ≤ 0.6 ms',
         measured: `${fmt(added50)} (the bare proxy adds ${fmt(proxy50)})`,
         verdict: verdict(added50 <= 0.6),
-        why: "the request to the upstream (its connection, headers and first event: ~0.5 ms p50 in the stage table) costs what the bare proxy adds; the door's stages before it (auth, body, validation, route, admission, the in-memory hold) ~0.25 ms more; the capture comes after the first byte. A hook on the gateway's sockets (2026-11-28) timed 1.16 ms p50 from the request event to the first byte written, against 0.67 ms of marked stages: ~0.5 ms falls between the marks (not yet located), and the rest of the added time is the two loopback hops the proxy pays too",
+        why: "the request to the upstream (its connection, headers and first event: ~0.5 ms p50 in the stage table) costs what the bare proxy adds; the door's stages before it (auth, body, validation, route, admission, the in-memory hold) ~0.25 ms more; the capture comes after the first byte. A hook on the gateway's sockets (2026-11-28) timed the request event to the first byte written: its mean is within 0.15 ms of the stages' summed means (the p50s summed above understate a skewed total), so the stages account for the gateway's part; the rest of the added time is the two loopback hops the proxy pays too",
       },
       {
         target: '#10 streaming passes through without buffering',
