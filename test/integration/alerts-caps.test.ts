@@ -80,7 +80,12 @@ describe('[alerts:cap-crossing] an OAuth app at 80 % and 100 % of its daily limi
       expect((await estimate()).isError).toBe(true);
       await settle();
       expect(capEvents(exact.clientId)).toEqual(['cap.warning 0.04/0.05', 'cap.reached 0.05/0.05']);
-      expect(capEvents(coarse.clientId)).toEqual(['cap.warning 0.70/0.80', 'cap.reached 0.70/0.80 refused']);
+      // The warning (87.5 %) and the refusal come from back-to-back calls: deliveries are not ordered (each event
+      // carries its time, docs/decisions.md "Alerts"), so they are compared as a set; each still fires once.
+      expect(capEvents(coarse.clientId).sort()).toEqual([
+        'cap.reached 0.70/0.80 refused',
+        'cap.warning 0.70/0.80',
+      ]);
       const reached = hook.deliveries.find((d) => d.event.type === 'cap.reached')?.event;
       expect(reached).toMatchObject({
         account: accountId,

@@ -75,9 +75,11 @@ describe('[alerts:key-caps] an API key at 80 % and 100 % of its daily and monthl
     expect((await estimate()).status).toBe(429);
     await settle();
     expect(capEvents(daily.row.id)).toEqual(['cap.warning day 0.04/0.05', 'cap.reached day 0.05/0.05']);
-    expect(capEvents(monthly.row.id)).toEqual([
-      'cap.warning month 0.70/0.80',
+    // The warning (87.5 %) and the refusal come from back-to-back calls: deliveries are not ordered (each event
+    // carries its time, docs/decisions.md "Alerts"), so they are compared as a set; each still fires once.
+    expect(capEvents(monthly.row.id).sort()).toEqual([
       'cap.reached month 0.70/0.80 refused',
+      'cap.warning month 0.70/0.80',
     ]);
     const now = Date.now() + offset.ms;
     const d = new Date(now);
