@@ -185,6 +185,8 @@ async function attempts(
             timedOut: () => scope.timedOut,
             log: deps.log,
           });
+          // The caller has every event before the capture commits: the charge never delays the answer.
+          if (end.outcome === 'complete') await io.sink.flush();
           const charged = await settleStream(call, c, end);
           if (end.outcome === 'complete') await endStream(io.sink, charged, end.done);
           return { ok: true, streamed: true };

@@ -174,8 +174,8 @@ async function listingReady(router: LlmRouter, res: Response): Promise<boolean> 
 function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
   const ready = Promise.resolve();
   let wrote = false;
-  // Each event is written as it comes; node:http already corks the socket until the end of the tick, so events
-  // that arrived in one upstream read leave in one syscall without waiting for anything else.
+  // Each event is written as it comes; node:http corks the socket until the end of the tick, so events that arrived
+  // in one upstream read leave in one syscall. `flush` lets them leave before the capture's commit runs.
   return {
     signal,
     open(headers) {
@@ -203,6 +203,10 @@ function sseSink(res: ServerResponse, signal: AbortSignal): ChatStreamSink {
         res.on('drain', done);
         res.on('close', done);
       });
+    },
+    flush() {
+      // node:http uncorks on process.nextTick, which runs before the loop's next check phase.
+      return new Promise<void>((resolve) => setImmediate(resolve));
     },
     fail(e) {
       if (!res.destroyed) res.end(sseErrorEvent(e));

@@ -83,6 +83,12 @@ export interface ChatStreamSink {
   open(headers: Record<string, string>): void;
   /** Writes one event as received; resolves when the client can take more (backpressure). */
   write(text: string): Promise<void>;
+  /**
+   * Resolves once the events written so far have left for the client. node:http corks the socket until the end of
+   * the tick, and a stream that arrived in one upstream read ends in that same tick: without this the capture's
+   * commit (for a lone call, an fdatasync right there) would run before the first byte leaves.
+   */
+  flush(): Promise<void>;
   /** Ends an open stream with an error event (the status is already 200). */
   fail(error: GatewayError): void;
   end(): void;

@@ -1,5 +1,6 @@
+import { ServerResponse } from 'node:http';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallRow } from '../../src/ledger/types.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -90,6 +91,42 @@ describe('model router: streaming', () => {
     // The comment the fake sends before its first chunk is held back: until then a fallback is still possible.
     expect(r.events[0]?.startsWith('{')).toBe(true);
     expect(r.events.slice(0, 4).map((e) => e.slice(0, 1))).toEqual(['{', ':', '{', ':']);
+  });
+
+  it('[llm:stream-passthrough] a stream that arrives in one read has left for the caller before its capture commits', async () => {
+    const { key } = await gw.account('1');
+    // The fake writes the whole stream at once, so the gateway reads every event and the end in one go and then
+    // captures. node:http corks the socket until the end of the tick, and a lone call's capture fsyncs right on
+    // the event loop: the events must be on the wire before that, not behind it.
+    fake.scenario('test/cheap-a', { text: 'abcd', chunks: 2 });
+    let res: ServerResponse | undefined;
+    const original = ServerResponse.prototype.writeHead;
+    const writeHead = vi.spyOn(ServerResponse.prototype, 'writeHead').mockImplementation(function (
+      this: ServerResponse,
+      ...args: unknown[]
+    ) {
+      res = this;
+      return (original as (...a: unknown[]) => ServerResponse).apply(this, args);
+    });
+    const ledger = gw.gw.ledger;
+    const capture = ledger.capture.bind(ledger);
+    let atCapture: { corked: number; unsent: number } | undefined;
+    ledger.capture = (...args: Parameters<typeof capture>) => {
+      // What the caller's socket still holds back when the capture starts (synchronously, as the ledger does).
+      const socket = res?.socket;
+      atCapture = { corked: socket?.writableCorked ?? -1, unsent: socket?.writableLength ?? -1 };
+      return capture(...args);
+    };
+    try {
+      const r = await sse({ model: 'test/cheap-a', messages: hi, stream: true }, key);
+      expect(r.events.filter((e) => e.startsWith('{')).length).toBeGreaterThan(0);
+      expect(atCapture).toEqual({ corked: 0, unsent: 0 });
+      expect(r.text).toMatch(/: tollgate-receipt ey/);
+      expect(r.events.at(-1)).toBe('[DONE]');
+    } finally {
+      ledger.capture = capture;
+      writeHead.mockRestore();
+    }
   });
 
   it('[llm:mid-stream-failure] an error after streaming began ends the stream with our error event; nothing charged', async () => {
