@@ -27,6 +27,13 @@ export function openPgPool(url: string, opts: { max?: number; applicationName?: 
   });
   // An idle client whose server went away emits on the pool; without a listener that would crash the process.
   pool.on('error', () => {});
+  // A checked-out client has no pool listener (pg-pool removes it on checkout), and pg emits 'error' on the client
+  // when its connection dies, whether or not a query is running: a restart or a kill of the server mid-transaction
+  // would crash the process. The query in flight fails with the error anyway, and a client that is no longer
+  // queryable is dropped from the pool when released.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 
