@@ -83,7 +83,10 @@ describe('[alerts:key-caps] an API key at 80 % and 100 % of its daily and monthl
     ]);
     const now = Date.now() + offset.ms;
     const d = new Date(now);
-    expect(hook.deliveries.find((x) => x.event.data?.cap?.id === monthly.row.id)?.event).toMatchObject({
+    const monthWarning = hook.deliveries.find(
+      (x) => x.event.data?.cap?.id === monthly.row.id && x.event.type === 'cap.warning',
+    );
+    expect(monthWarning?.event).toMatchObject({
       account: accountId,
       data: {
         percent: 80,
