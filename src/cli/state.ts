@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
@@ -137,10 +138,11 @@ export function gatewayReadiness(
   return readinessRoute({ database, storage: () => storage.ready(), draining }, log);
 }
 
-/** Resolves when the state database answers a query (GET /readyz). */
+const SELECT_ONE = sql`select 1`;
+
+/** Resolves when the state database answers a query (GET /readyz), through the store layer on either database. */
 export async function pingState(state: StateDb): Promise<void> {
-  if (state.kind === 'sqlite') state.db.prepare('SELECT 1').get();
-  else await state.pool.query('SELECT 1');
+  await SELECT_ONE.execute(state.stores);
 }
 
 /** Unique per process start: a restarted process is a new replica (its predecessor's holds are orphans). */

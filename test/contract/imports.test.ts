@@ -163,6 +163,19 @@ describe('module boundaries (docs/architecture.md)', () => {
     }
   });
 
+  it('at most 3 places in src choose by database kind (the store layer and the state handle decide the rest)', () => {
+    // Issue 20: SQLite is a cluster of one; what differs by database lives behind the store layer (Kysely), the
+    // state handle and the ledger. A new `state.kind` branch is a sign that a mechanism is missing.
+    const branches = SOURCE.filter((f) => relative(ROOT, f).startsWith('src/')).flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .map((line, i) => ({ line: line.trim(), where: `${relative(ROOT, f)}:${i + 1}` }))
+        .filter(({ line }) => !line.startsWith('//') && !line.startsWith('*') && /\bstate\.kind\b/.test(line))
+        .map(({ where }) => where),
+    );
+    expect(branches.length, branches.join('\n')).toBeLessThanOrEqual(3);
+  });
+
   it('source files stay under the 500-line limit', () => {
     const big = SOURCE.filter((f) => readFileSync(f, 'utf8').split('\n').length > 500).map((f) =>
       relative(ROOT, f),
