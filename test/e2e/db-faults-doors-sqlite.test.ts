@@ -31,7 +31,9 @@ let t: TestGateway;
 
 beforeAll(async () => {
   mnt = mountSmallDisk(24);
+  // A full SQLite disk (PostgreSQL's outage has test/e2e/db-faults-doors.test.ts).
   t = await startGateway({
+    sqliteOnly: true,
     dataDir: join(mnt, 'data'),
     env: {
       TOLLGATE_KEY_CACHE_SECONDS: '300',

@@ -9,7 +9,7 @@ import type { PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { startChain, type TestChain } from '../helpers/anvil.js';
-import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { encodePayment, newPayer, startFacilitatorProcess, x402Env } from '../helpers/x402.js';
 
 // The model router paid per token with x402 `upto`, on a real chain (anvil, chain id 8453) with the official
@@ -123,15 +123,9 @@ describe('x402 upto on the model router', () => {
       payment_method: 'x402',
       x402: { scheme: 'upto', amount: '2000', transaction: settled.transaction, payer: payer.address },
     });
-    const row = sqliteOf(t.gw)
-      .prepare('SELECT status, charged_micros, meta FROM calls WHERE id = ?')
-      .get(res.headers.get('x-tollgate-transaction-id')) as {
-      status: string;
-      charged_micros: number;
-      meta: string;
-    };
+    const row = await t.gw.ledger.getCall(res.headers.get('x-tollgate-transaction-id') as string);
     expect(row).toMatchObject({ status: 'succeeded', charged_micros: 2000 });
-    expect(JSON.parse(row.meta).x402).toMatchObject({
+    expect(row?.meta?.x402).toMatchObject({
       scheme: 'upto',
       amount: '2000',
       transaction: settled.transaction,

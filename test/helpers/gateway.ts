@@ -7,7 +7,6 @@ import { createApiKey } from '../../auth/api-keys.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { parseUsdToMicros } from '../../src/lib/money.js';
-import type { SqliteDb } from '../../src/lib/sqlite.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 
@@ -26,6 +25,8 @@ export interface TestGateway {
     opts?: { key?: string; headers?: Record<string, string> },
   ): Promise<Reply>;
   get(path: string, opts?: { key?: string; headers?: Record<string, string> }): Promise<Reply>;
+  /** The environment that points the operator CLI at this gateway's database (its data dir; the PostgreSQL URL). */
+  cliEnv(): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -43,6 +44,11 @@ export interface StartOptions extends GatewayOptions {
   clock?: Clock;
   /** Keep the data dir after close (restart tests). */
   keepData?: boolean;
+  /**
+   * A test about SQLite itself (its file, its disk, its group commit) runs on SQLite whatever
+   * TOLLGATE_TEST_BACKEND says; PostgreSQL's counterpart has a test of its own.
+   */
+  sqliteOnly?: boolean;
 }
 
 export function testConfig(env: Record<string, string> = {}, dataDir?: string): Config {
@@ -57,15 +63,6 @@ export function testConfig(env: Record<string, string> = {}, dataDir?: string): 
     TOLLGATE_RATE_LIMIT_PER_SECOND: '0',
     ...env,
   });
-}
-
-/**
- * The gateway's SQLite database itself (its ledger's connection), for tests about the file (what is on disk, the
- * ledger's own tables); a store's rows are read through `gw.state.stores` on either backend. Throws on PostgreSQL.
- */
-export function sqliteOf(gw: Gateway): SqliteDb {
-  if (gw.state.kind !== 'sqlite') throw new Error('the gateway state is PostgreSQL, not SQLite');
-  return gw.state.db;
 }
 
 /**
@@ -101,8 +98,9 @@ const PG_BY_DATA_DIR = new Map<string, TestDatabase>();
 export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
   // TOLLGATE_TEST_BACKEND=postgres runs every gateway test on a PostgreSQL database instead of SQLite (a
   // whole-suite check of the second backend; the store suites run on both backends always). A restart on the
-  // same data dir finds the same database. Tests that read the SQLite file itself (`sqliteOf`) fail there.
-  const pg = process.env.TOLLGATE_TEST_BACKEND === 'postgres' && !opts.env?.TOLLGATE_DATABASE_URL;
+  // same data dir finds the same database. Tests about SQLite itself say `sqliteOnly`.
+  const pg =
+    process.env.TOLLGATE_TEST_BACKEND === 'postgres' && !opts.env?.TOLLGATE_DATABASE_URL && !opts.sqliteOnly;
   const reused = pg && opts.dataDir ? PG_BY_DATA_DIR.get(opts.dataDir) : undefined;
   const pgDb = pg ? (reused ?? (await createTestDatabase('tg_gw'))) : undefined;
   const config = testConfig(pgDb ? { TOLLGATE_DATABASE_URL: pgDb.url, ...opts.env } : opts.env, opts.dataDir);
@@ -151,6 +149,10 @@ export async function startGateway(opts: StartOptions = {}): Promise<TestGateway
     },
     post: (path, body, o) => call('POST', path, body, o),
     get: (path, o) => call('GET', path, undefined, o),
+    cliEnv: () => ({
+      TOLLGATE_DATA_DIR: config.dataDir,
+      ...(config.database ? { TOLLGATE_DATABASE_URL: config.database.url } : {}),
+    }),
     async close() {
       await gw.close();
       // Kept with its data dir (a restart on it finds both); dropped with it.

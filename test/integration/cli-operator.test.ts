@@ -199,6 +199,7 @@ describe('the CLI beside a running SQLite gateway', () => {
 
   beforeAll(async () => {
     t = await startGateway({
+      sqliteOnly: true,
       handlers: {
         'propstats/value-estimate': async () => {
           await new Promise<void>((r) => {
@@ -294,7 +295,7 @@ describe('the CLI beside a running SQLite gateway', () => {
       await pg.close();
       await db.drop();
     }
-    const sqlite = await startGateway({ keepData: true });
+    const sqlite = await startGateway({ keepData: true, sqliteOnly: true });
     expect(existsSync(join(sqlite.dataDir, ENDPOINT_FILE))).toBe(true);
     await sqlite.close();
     expect(existsSync(join(sqlite.dataDir, ENDPOINT_FILE))).toBe(false);

@@ -71,7 +71,7 @@ describe('crash between hold and capture', () => {
     await pending;
 
     // Restart (in-process, same data dir; the dead process's lock is taken over).
-    const t = await startGateway({ dataDir });
+    const t = await startGateway({ dataDir, sqliteOnly: true });
     try {
       expect(await t.gw.ledger.balance(acct.id)).toEqual({
         balance_micros: 1_000_000,

@@ -119,7 +119,7 @@ describe('teams × limits', () => {
     // The operator's change with the CLI is on the account's log too.
     const cli = runCli(['keys', 'limit', billKey, '--monthly-limit-usd', '7', '--json'], {
       cwd,
-      env: { TOLLGATE_DATA_DIR: t.dataDir },
+      env: t.cliEnv(),
     });
     expect(cli.code, cli.stderr).toBe(0);
     expect((await hop(owner.jar, `${t.url}/account`)).text).toMatch(

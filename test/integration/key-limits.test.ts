@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 function cli(...args: string[]) {
-  return runCli(args, { cwd, env: { TOLLGATE_DATA_DIR: t.dataDir } });
+  return runCli(args, { cwd, env: t.cliEnv() });
 }
 
 /** An account with `usd` and a key with these limits (set in this process: they apply at once). */

@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { ManualClock } from '../helpers/clock.js';
-import { sqliteOf, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 // The model router's daily inference cap (docs/spec.md §8: 10 USD per account per UTC day, here 0.01 USD): checked at
 // admission together with the hold, in one serialized write. `test/flat` costs 1 micro-USD per completion
@@ -79,10 +80,10 @@ describe('model router: daily inference cap', () => {
       0,
     );
     expect(charged).toBe(CAP);
-    const spent = sqliteOf(gw.gw)
-      .prepare('SELECT spent_micros FROM spend_counters WHERE account_id = ? AND counter = ?')
-      .get(accountId, '2026-03-03') as { spent_micros: number };
-    expect(spent.spent_micros).toBe(CAP);
+    // The day's counter, read through the store layer (either database).
+    const spent = await sql<{ spent_micros: number | string }>`SELECT spent_micros FROM spend_counters
+      WHERE account_id = ${accountId} AND counter = ${'2026-03-03'}`.execute(gw.gw.state.stores);
+    expect(Number(spent.rows[0]?.spent_micros)).toBe(CAP);
     expect(await gw.gw.ledger.balance(accountId)).toMatchObject({
       balance_micros: 1_000_000 - CAP,
       held_micros: 0,

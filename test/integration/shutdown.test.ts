@@ -37,15 +37,17 @@ describe('graceful shutdown', () => {
     await closing;
     expect(reply.status).toBe(200);
     expect(reply.body.charged_cents).toBe(1);
-    const { openLedger } = await import('../helpers/sqlite-ledger.js');
-    const { systemClock } = await import('../../src/lib/clock.js');
-    const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
-    expect(await ledger.balance(accountId)).toEqual({
-      balance_micros: 990_000,
-      held_micros: 0,
-      available_micros: 990_000,
-    });
-    db.close();
+    // What the closed gateway left, read by the next start on the same state (either database).
+    const again = await startGateway({ dataDir: t.dataDir });
+    try {
+      expect(await again.gw.ledger.balance(accountId)).toEqual({
+        balance_micros: 990_000,
+        held_micros: 0,
+        available_micros: 990_000,
+      });
+    } finally {
+      await again.close();
+    }
   });
 
   it('[ops:graceful-shutdown] aborts calls still running after the grace period and voids their holds', async () => {
@@ -76,17 +78,18 @@ describe('graceful shutdown', () => {
     await t.gw.close();
     await call;
     expect(sawAbort).toBe(true);
-    const { openLedger } = await import('../helpers/sqlite-ledger.js');
-    const { systemClock } = await import('../../src/lib/clock.js');
-    const { ledger, db } = openLedger(t.dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
-    expect(await ledger.balance(accountId)).toEqual({
-      balance_micros: 1_000_000,
-      held_micros: 0,
-      available_micros: 1_000_000,
-    });
-    const [tx] = await ledger.transactions(accountId, 1);
-    expect(tx).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
-    db.close();
+    const again = await startGateway({ dataDir: t.dataDir });
+    try {
+      expect(await again.gw.ledger.balance(accountId)).toEqual({
+        balance_micros: 1_000_000,
+        held_micros: 0,
+        available_micros: 1_000_000,
+      });
+      const [tx] = await again.gw.ledger.transactions(accountId, 1);
+      expect(tx).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
+    } finally {
+      await again.close();
+    }
   });
 
   it('[ops:failed-start-closes] a start that fails half way closes what it had opened, so the next one starts', async () => {
