@@ -54,6 +54,11 @@ export interface ToolCall {
   id: string | number;
   /** Aborted when the client goes away (or closes the call's stream). */
   signal: AbortSignal;
+  /**
+   * The door's own controller behind `signal`, when it has one (the fast path): a 2025-era cancellation and the
+   * call's deadline then abort it directly, and no linked signal is made per call.
+   */
+  controller?: AbortController | undefined;
   /** Sends `notifications/progress` when the client asked for progress (a progressToken in `_meta`). */
   notify?:
     | ((n: { method: 'notifications/progress'; params: Record<string, unknown> }) => Promise<void>)
@@ -145,10 +150,10 @@ export async function runToolCall(
         : undefined;
     // The same entry as the HTTP door: an account pays from its balance; an anonymous caller of a paid tool pays
     // through a rail (the x402 payment or MPP credential in _meta), or gets the challenges.
-    const outcome = await withCancellation(deps, call, (signal) =>
+    const outcome = await withCancellation(deps, call, (abort) =>
       execute(deps.run, action.id, args, principal, {
         idempotencyKey: key,
-        signal,
+        ...abort,
         onProgress: progressSender(call),
         transport: 'mcp',
         trace: meta,
@@ -241,14 +246,23 @@ export function toResult(outcome: Outcome): CallToolResult {
 async function withCancellation<T>(
   deps: CallDeps,
   call: ToolCall,
-  run: (signal: AbortSignal) => Promise<T>,
+  run: (abort: { signal: AbortSignal } | { controller: AbortController }) => Promise<T>,
 ): Promise<T> {
-  const { principal } = call;
-  if (principal.kind === 'anonymous') return run(call.signal);
+  const { principal, controller } = call;
+  if (principal.kind === 'anonymous') return run(controller ? { controller } : { signal: call.signal });
+  if (controller) {
+    // The door's controller is the call's one: a cancellation aborts it, as the client's leaving does.
+    const entry = deps.calls.begin(callerKey(principal), call.id, controller);
+    try {
+      return await run({ controller });
+    } finally {
+      entry.end();
+    }
+  }
   const entry = deps.calls.begin(callerKey(principal), call.id);
   const linked = linkSignals([call.signal, entry.signal]);
   try {
-    return await run(linked.signal);
+    return await run({ signal: linked.signal });
   } finally {
     linked.dispose();
     entry.end();

@@ -9,10 +9,16 @@ import type { RequestId } from '@modelcontextprotocol/server';
 export class CallRegistry {
   private readonly calls = new Map<string, Set<AbortController>>();
 
-  /** Registers a call in flight; `end` must be called when it finishes, whatever the outcome. */
-  begin(caller: string, id: RequestId): { signal: AbortSignal; end: () => void } {
+  /**
+   * Registers a call in flight; `end` must be called when it finishes, whatever the outcome. `controller`: the
+   * door's own (aborted when the client goes away), which a cancellation then aborts too; else a new one.
+   */
+  begin(
+    caller: string,
+    id: RequestId,
+    controller = new AbortController(),
+  ): { signal: AbortSignal; end: () => void } {
     const key = keyOf(caller, id);
-    const controller = new AbortController();
     let set = this.calls.get(key);
     if (!set) {
       set = new Set();

@@ -144,6 +144,7 @@ async function serve(
       ...call,
       principal,
       signal: cancel.signal,
+      controller: cancel,
       era: modern ? 'modern' : 'legacy',
       capabilities: modern ? call.meta?.[ENVELOPE.capabilities] : undefined,
     });

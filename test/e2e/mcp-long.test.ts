@@ -133,3 +133,56 @@ describe('cancellation is scoped to the caller', () => {
     expect((await t.gw.ledger.balance(a.accountId)).balance_micros).toBe(990_000);
   });
 });
+
+describe('cancellation of a plain call (the fast path)', () => {
+  it('[mcp:cancel-uncharged] a 2025-era notifications/cancelled from the same caller aborts a plain tools/call; nothing charged', async () => {
+    const marker = `plain-${Math.random()}`;
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    behaviour = (ctx) =>
+      new Promise((resolve, reject) => {
+        started();
+        const timer = setTimeout(() => resolve({ raw: 'too late' }), 10_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          upstreamAborted.push(marker);
+          reject(ctx.signal.reason);
+        });
+      });
+    const { accountId, key } = await t.account('1');
+    const post = (body: unknown) =>
+      fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify(body),
+      });
+    // No progress token, no envelope: the door's fast path serves it (test/integration/mcp-fast-path.test.ts).
+    const call = post({
+      jsonrpc: '2.0',
+      id: 41,
+      method: 'tools/call',
+      params: { name: 'scraperC_scrape', arguments: ARGS },
+    }).then((r) => r.text());
+    await running;
+    const cancel = await post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 41, reason: 'the person changed their mind' },
+    });
+    expect(cancel.status).toBe(202);
+    const answer = await call;
+    expect(upstreamAborted).toContain(marker);
+    expect(answer).toContain('"isError":true');
+    expect(answer).toContain('cancelled');
+    const tx = await settled(accountId);
+    expect(tx).toMatchObject({ status: 'failed', error_code: 'cancelled', charged_micros: 0 });
+    expect((await t.gw.ledger.balance(accountId)).balance_micros).toBe(1_000_000);
+  });
+});
