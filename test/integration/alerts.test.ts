@@ -145,7 +145,11 @@ describe.each([{ name: 'sqlite' as const }, { name: 'postgres' as const }])(
       hook.answers.push(500, 503);
       expect((await page.post('/account/alerts/test')).status).toBe(303);
       await waitFor('attempt 1', () => hook.deliveries.length === before + 1);
-      const [row] = await t.gw.alerts.deliveries(accountId, 1);
+      // The receiver has the request before the gateway has its answer: wait for the row to record it.
+      const row = await waitFor('attempt 1 recorded', async () => {
+        const [r] = await t.gw.alerts.deliveries(accountId, 1);
+        return r?.last_status != null && r;
+      });
       expect(row).toMatchObject({ status: 'pending', attempts: 1, last_status: 500 });
       expect(row?.next_attempt_at).toBe((row?.updated_at ?? 0) + 30_000);
       const shown = (await page.get()).text;
