@@ -123,17 +123,21 @@ describe.each([{ name: 'sqlite' as const }, { name: 'postgres' as const }])(
       expect(hook.deliveries[1]?.event.id).not.toBe(d?.event.id);
       expect(hook.deliveries[1]?.event.data.available_micros).toBe(2_050_000);
 
-      // The delivery log on the dashboard: both events, both channels, delivered at the first attempt.
-      const log = (await page.get()).text;
-      for (const r of hook.deliveries) {
-        for (const channel of ['webhook', 'email']) {
-          expect(log).toMatch(
+      // The delivery log on the dashboard: both events, both channels, delivered at the first attempt (the
+      // receivers have them before the gateway records their answers: the page is read until it shows all four).
+      const delivered = (log: string) =>
+        hook.deliveries.every((r) =>
+          ['webhook', 'email'].every((channel) =>
             new RegExp(
               `data-event="${r.event.id}" data-channel="${channel}" data-status="delivered" data-attempts="1"`,
-            ),
-          );
-        }
-      }
+            ).test(log),
+          ),
+        );
+      const log = await waitFor('every delivery recorded', async () => {
+        const text = (await page.get()).text;
+        return delivered(text) && text;
+      });
+      expect(delivered(log)).toBe(true);
     });
 
     it('[alerts:retry-backoff] [alerts:outbox] a failing receiver is retried with backoff, on the gateway clock, with the same event', async () => {
