@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { runCli, type ServeProcess, serveCli } from '../helpers/cli.js';
 import type { Reply } from '../helpers/gateway.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, type TestDatabase, testPool } from '../helpers/pg.js';
 import { freePort } from '../helpers/ports.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
 
@@ -76,7 +76,7 @@ function bothServed(replies: Reply[], status: number) {
 
 beforeAll(async () => {
   db = await createTestDatabase('tg_key_limits');
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  sql = testPool(db.url);
   llm = await startFakeOpenRouter(TEST_MODELS);
   site = await startSite({
     '/page': (_req, res) =>

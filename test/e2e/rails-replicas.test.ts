@@ -3,12 +3,12 @@ import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import { evm, Mppx, stripe } from 'mppx/client';
 import { Assets } from 'mppx/evm';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe, stripeEnv } from '../fakes/stripe.js';
 import { startChain, type TestChain } from '../helpers/anvil.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, type TestDatabase, testPool } from '../helpers/pg.js';
 import { challengeOf, encodePayment, newPayer, sessionsOf, x402Env } from '../helpers/x402.js';
 
 // The race per rail (issue 23): one MPP credential, or one session voucher, presented at the same moment to two
@@ -65,7 +65,7 @@ function replica() {
 
 beforeAll(async () => {
   db = await createTestDatabase('tg_rails');
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  sql = testPool(db.url);
   chain = await startChain();
   stripeFake = await startFakeStripe();
   a = await replica();

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { startChain, type TestChain } from '../helpers/anvil.js';
 import { runCli, type ServeProcess, serveCli } from '../helpers/cli.js';
 import type { Reply } from '../helpers/gateway.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, type TestDatabase, testPool } from '../helpers/pg.js';
 import { freePort } from '../helpers/ports.js';
 import { type S3Server, startS3Server } from '../helpers/s3.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
@@ -90,7 +90,7 @@ const scrape = (base: string, key: string, path = '/page', headers: Record<strin
 
 beforeAll(async () => {
   db = await createTestDatabase('tg_replicas');
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  sql = testPool(db.url);
   s3 = await startS3Server();
   chain = await startChain();
   llm = await startFakeOpenRouter(TEST_MODELS);

@@ -39,3 +39,14 @@ export async function createTestDatabase(prefix = 'tg'): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A pool for a test's own reads. Its `error` is listened to: `pool.end()` resolves before its connections have
+ * closed, and a database dropped (or a server stopped) meanwhile ends them with an error that pg-pool re-emits on
+ * the pool, which would otherwise be an uncaught exception in the test run.
+ */
+export function testPool(url: string, max = 2): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {});
+  return pool;
+}

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, serveCli } from '../helpers/cli.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, type TestDatabase, testPool } from '../helpers/pg.js';
 import { html, startSite, type TestSite } from '../helpers/site.js';
 
 // [scale:workers] `tollgate serve --workers N`: N worker processes behind one port on PostgreSQL, each a
@@ -17,7 +17,7 @@ let sql: pg.Pool;
 
 beforeAll(async () => {
   db = await createTestDatabase('tg_workers');
-  sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  sql = testPool(db.url);
   site = await startSite({
     '/page': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(html('<p>hi</p>')),
   });
