@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import type { StageReport, StageRow } from '../src/ops/timing.js';
+import { type StageReport, stageRowLine, stageTableHead } from '../src/ops/timing.js';
 import { startFakeOpenRouter } from '../test/fakes/openrouter.js';
 import { startBareProxy, startFakePage, startGatewayProcess } from './process.js';
 import { load, summarize } from './stats.js';
@@ -142,16 +142,9 @@ async function bareCpu(): Promise<number> {
   return us;
 }
 
-const HEAD = [
-  '| stage | wall p50 ms | wall mean ms | wall, slowest 1 % ms | CPU µs (mean) |',
-  '|---|---|---|---|---|',
-];
-const row = (x: StageRow) =>
-  `| ${x.stage} | ${x.wallP50.toFixed(3)} | ${x.wallMean.toFixed(3)} | ${x.wallTail.toFixed(3)} | ${Math.round(x.cpuMean)} |`;
-
 const table = (r: Awaited<ReturnType<typeof timed>>) => [
-  ...HEAD,
-  ...r.report.rows.map(row),
+  ...stageTableHead(),
+  ...r.report.rows.map(stageRowLine),
   `| **total, door to response written** | **${r.report.total.wallP50.toFixed(3)}** | ${r.report.total.wallMean.toFixed(3)} | ${r.report.total.wallTail.toFixed(3)} | **${Math.round(r.report.total.cpuMean)}** |`,
   `| end to end at the client (p50) | ${r.endToEnd.p50.toFixed(3)} | ${r.endToEnd.mean.toFixed(3)} | | |`,
   `| CPU per call at 32 in flight (the process, all threads) | | | | ${Math.round(r.cpuPerCall)} |`,
@@ -194,8 +187,8 @@ const bench: BenchModule = async () => {
       '',
       `**Model router (\`POST /api/llm/v1/chat/completions\`, streaming, 8 chunks from the fake OpenRouter; ${LLM_CALLS} calls, 2 ms apart)**`,
       '',
-      ...HEAD,
-      ...llm.report.rows.map(row),
+      ...stageTableHead(),
+      ...llm.report.rows.map(stageRowLine),
       `| **to the first byte (the stages above it, p50s summed)** | **${ttfb.toFixed(3)}** | | | ${Math.round(ttfbStages.reduce((s, r) => s + r.cpuMean, 0))} |`,
       `| end to end at the client, whole stream (p50) | ${llm.endToEnd.p50.toFixed(3)} | ${llm.endToEnd.mean.toFixed(3)} | | |`,
     ].join('\n'),

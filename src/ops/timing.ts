@@ -133,16 +133,23 @@ export function createStageRecorder(window = WINDOW): StageRecorder {
     report,
     table() {
       const r = report();
-      const line = (x: StageRow) =>
-        `| ${x.stage} | ${x.wallP50.toFixed(3)} | ${x.wallMean.toFixed(3)} | ${x.wallTail.toFixed(3)} | ${Math.round(x.cpuMean)} |`;
-      return [
-        `| stage (${r.calls} calls${r.overlapped ? `, ${r.overlapped} overlapping left out` : ''}) | wall p50 ms | wall mean ms | wall, slowest 1 % ms | CPU µs (mean) |`,
-        '|---|---|---|---|---|',
-        ...r.rows.map(line),
-        line(r.total),
-      ].join('\n');
+      const label = `stage (${r.calls} calls${r.overlapped ? `, ${r.overlapped} overlapping left out` : ''})`;
+      return [...stageTableHead(label), ...r.rows.map(stageRowLine), stageRowLine(r.total)].join('\n');
     },
   };
+}
+
+/** The stage table's head (docs/benchmarks.md "Where the time of a paid call goes" prints the same). */
+export function stageTableHead(label = 'stage'): string[] {
+  return [
+    `| ${label} | wall p50 ms | wall mean ms | wall, slowest 1 % ms | CPU µs (mean) |`,
+    '|---|---|---|---|---|',
+  ];
+}
+
+/** One stage as a row of that table. */
+export function stageRowLine(x: StageRow): string {
+  return `| ${x.stage} | ${x.wallP50.toFixed(3)} | ${x.wallMean.toFixed(3)} | ${x.wallTail.toFixed(3)} | ${Math.round(x.cpuMean)} |`;
 }
 
 /** What the gap before each trace step is (the stage that ends when the step starts). */

@@ -21,6 +21,20 @@ afterAll(() => t.close());
 
 const ARGS = { url: 'https://example.com/', browser: false };
 
+/** A handler that runs until its call is aborted (then notes `marker` as an upstream aborted); `started` first. */
+function untilAborted(marker: string, started: (ctx: HandlerContext) => void): Behaviour {
+  return (ctx) =>
+    new Promise((resolve, reject) => {
+      started(ctx);
+      const timer = setTimeout(() => resolve({ raw: 'too late' }), 10_000);
+      ctx.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        upstreamAborted.push(marker);
+        reject(ctx.signal.reason);
+      });
+    });
+}
+
 /** Waits (bounded) until the account's latest transaction is no longer pending. */
 async function settled(accountId: string) {
   for (let i = 0; i < 200; i++) {
@@ -59,16 +73,7 @@ describe.each(CLIENT_KINDS)('long calls with the %s client', (kind) => {
 
   it('[mcp:cancel-uncharged] [billing:charge-only-on-success] cancelling aborts the upstream and voids the hold', async () => {
     const marker = `${kind}-${Math.random()}`;
-    behaviour = (ctx) =>
-      new Promise((resolve, reject) => {
-        ctx.progress(1, 2, 'started');
-        const timer = setTimeout(() => resolve({ raw: 'too late' }), 10_000);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          upstreamAborted.push(marker);
-          reject(ctx.signal.reason);
-        });
-      });
+    behaviour = untilAborted(marker, (ctx) => ctx.progress(1, 2, 'started'));
     const { accountId, key } = await t.account('1');
     const c = await connectClient(kind, t.url, key);
     const abort = new AbortController();
@@ -141,16 +146,7 @@ describe('cancellation of a plain call (the fast path)', () => {
     const running = new Promise<void>((r) => {
       started = r;
     });
-    behaviour = (ctx) =>
-      new Promise((resolve, reject) => {
-        started();
-        const timer = setTimeout(() => resolve({ raw: 'too late' }), 10_000);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          upstreamAborted.push(marker);
-          reject(ctx.signal.reason);
-        });
-      });
+    behaviour = untilAborted(marker, () => started());
     const { accountId, key } = await t.account('1');
     const post = (body: unknown) =>
       fetch(`${t.url}/mcp`, {

@@ -2,7 +2,19 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/main.js';
-import { startGateway, testConfig } from '../helpers/gateway.js';
+import { startGateway, type TestGateway, testConfig } from '../helpers/gateway.js';
+
+/** What a closed gateway left: read by the next start on the same state (either database). */
+async function leftBehind(t: TestGateway, accountId: string) {
+  const again = await startGateway({ dataDir: t.dataDir });
+  try {
+    const balance = await again.gw.ledger.balance(accountId);
+    const [last] = await again.gw.ledger.transactions(accountId, 1);
+    return { balance, last };
+  } finally {
+    await again.close();
+  }
+}
 
 describe('graceful shutdown', () => {
   it('[ops:graceful-shutdown] finishes an in-flight call, captures it, and refuses new calls meanwhile', async () => {
@@ -37,17 +49,8 @@ describe('graceful shutdown', () => {
     await closing;
     expect(reply.status).toBe(200);
     expect(reply.body.charged_cents).toBe(1);
-    // What the closed gateway left, read by the next start on the same state (either database).
-    const again = await startGateway({ dataDir: t.dataDir });
-    try {
-      expect(await again.gw.ledger.balance(accountId)).toEqual({
-        balance_micros: 990_000,
-        held_micros: 0,
-        available_micros: 990_000,
-      });
-    } finally {
-      await again.close();
-    }
+    const { balance } = await leftBehind(t, accountId);
+    expect(balance).toEqual({ balance_micros: 990_000, held_micros: 0, available_micros: 990_000 });
   });
 
   it('[ops:graceful-shutdown] aborts calls still running after the grace period and voids their holds', async () => {
@@ -78,18 +81,9 @@ describe('graceful shutdown', () => {
     await t.gw.close();
     await call;
     expect(sawAbort).toBe(true);
-    const again = await startGateway({ dataDir: t.dataDir });
-    try {
-      expect(await again.gw.ledger.balance(accountId)).toEqual({
-        balance_micros: 1_000_000,
-        held_micros: 0,
-        available_micros: 1_000_000,
-      });
-      const [tx] = await again.gw.ledger.transactions(accountId, 1);
-      expect(tx).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
-    } finally {
-      await again.close();
-    }
+    const { balance, last } = await leftBehind(t, accountId);
+    expect(balance).toEqual({ balance_micros: 1_000_000, held_micros: 0, available_micros: 1_000_000 });
+    expect(last).toMatchObject({ status: 'failed', error_code: 'shutting_down' });
   });
 
   it('[ops:failed-start-closes] a start that fails half way closes what it had opened, so the next one starts', async () => {
