@@ -10,11 +10,6 @@ import type { Principal } from './principal.js';
 export const API_KEY_PREFIX = 'tg_sk_';
 const KEY_PATTERN = /^tg_sk_[A-Za-z0-9_-]{43}$/;
 
-export function generateApiKey(): { key: string; hash: string; prefix: string } {
-  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
-  return { key, hash: hashApiKey(key), prefix: `${key.slice(0, 10)}…` };
-}
-
 export function hashApiKey(key: string): string {
   return sha256Hex(key);
 }
@@ -29,7 +24,9 @@ export async function createApiKey(
   name?: string | null,
   limits?: Partial<KeyLimits>,
 ): Promise<{ key: string; row: ApiKeyRow }> {
-  const { key, hash, prefix } = generateApiKey();
+  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  const hash = hashApiKey(key);
+  const prefix = `${key.slice(0, 10)}…`;
   const row = await ledger.insertApiKey({ accountId, hash, prefix, name: name ?? null, limits });
   return { key, row };
 }

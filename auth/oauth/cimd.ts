@@ -137,14 +137,8 @@ export function freshnessSeconds(headers: Record<string, string>, nowMs: number)
     .split(',')
     .map((d) => d.trim());
   if (directives.includes('no-store') || directives.includes('no-cache')) return 0;
-  let lifetime: number | undefined;
-  for (const d of directives) {
-    const m = /^max-age\s*=\s*"?(\d+)"?$/.exec(d);
-    if (m) {
-      lifetime = Number(m[1]);
-      break;
-    }
-  }
+  const maxAge = directives.map((d) => /^max-age\s*=\s*"?(\d+)"?$/.exec(d)?.[1]).find((v) => v !== undefined);
+  let lifetime = maxAge === undefined ? undefined : Number(maxAge);
   if (lifetime === undefined && headers.expires !== undefined) {
     const expires = Date.parse(headers.expires);
     const date = Date.parse(headers.date ?? '');

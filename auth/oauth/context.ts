@@ -3,7 +3,7 @@ import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { LedgerRecords } from '../../src/ledger/types.js';
 import type { FederatedLogin } from './federated.js';
-import type { AttemptLimiter, Csrf } from './guard.js';
+import type { AttemptLimiter, CookiePolicy, Csrf } from './guard.js';
 import type { OAuthStore } from './store.js';
 
 // What the sign-in and consent routes share.
@@ -16,7 +16,8 @@ export interface InteractionDeps {
   limiter: AttemptLimiter;
   federated: FederatedLogin | undefined;
   publicUrl: () => string;
-  basePath: () => string;
+  /** Read on use: the public URL's scheme and path. */
+  cookies: CookiePolicy;
   secure: () => boolean;
   log: Logger;
   /** Finishes an upstream sign-in started outside an interaction (flow ids with OTHER_FLOW_PREFIX). */
@@ -32,7 +33,3 @@ export type OtherSignIn = (
 
 /** Our part of the login result: which API key signed in (the library keeps unknown result keys as they are). */
 export const SIGN_IN = 'tollgate_sign_in';
-
-export function cookiePolicy(d: InteractionDeps) {
-  return { secure: d.secure(), basePath: d.basePath() };
-}

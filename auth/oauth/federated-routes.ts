@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { cookiePolicy, type InteractionDeps, SIGN_IN } from './context.js';
+import { type InteractionDeps, SIGN_IN } from './context.js';
 import { FEDERATED_CALLBACK_PATH, FederationError, OTHER_FLOW_PREFIX } from './federated.js';
 import { readCookie, setCookie } from './guard.js';
 import { messagePage, sendPage } from './pages.js';
@@ -16,7 +16,7 @@ export async function startFederated(d: InteractionDeps, res: Response, uid: str
   try {
     const { url, state } = await d.federated.start(uid, `${d.publicUrl()}${FEDERATED_CALLBACK_PATH}`);
     // Binds the callback to this browser: only it holds the state it is sent back with.
-    setCookie(res, cookiePolicy(d), FED_COOKIE, state, FEDERATED_CALLBACK_PATH, 600);
+    setCookie(res, d.cookies, FED_COOKIE, state, FEDERATED_CALLBACK_PATH, 600);
     res.redirect(303, url);
     return true;
   } catch (err) {
@@ -29,15 +29,13 @@ export async function startFederated(d: InteractionDeps, res: Response, uid: str
 export function federatedCallback(d: InteractionDeps) {
   return async (req: Request, res: Response) => {
     const state = typeof req.query.state === 'string' ? req.query.state : '';
-    const fail = (status: number, message: string) => {
-      const p = messagePage('Sign-in did not complete', message);
-      sendPage(res, status, p.title, p.body);
-    };
+    const fail = (status: number, message: string) =>
+      sendPage(res, status, messagePage('Sign-in did not complete', message));
     if (!d.federated) return fail(404, 'Upstream sign-in is not configured on this server.');
     if (!state || readCookie(req, FED_COOKIE) !== state) {
       return fail(403, 'This sign-in was started in another browser, or it expired. Connect again.');
     }
-    setCookie(res, cookiePolicy(d), FED_COOKIE, '', FEDERATED_CALLBACK_PATH, 0);
+    setCookie(res, d.cookies, FED_COOKIE, '', FEDERATED_CALLBACK_PATH, 0);
     const query = new URL(req.originalUrl, 'http://x').search;
     try {
       const { uid, accountId, created } = await d.federated.finish(

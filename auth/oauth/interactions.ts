@@ -16,6 +16,9 @@ import { describeScope } from './scopes.js';
 // consent (scopes and a daily spend limit). Every POST needs its CSRF token; sign-in attempts are rate limited.
 
 const SIGN_IN_AGAIN = 'Sign in again to continue.';
+const DECLINED = 'The user declined to connect the application.';
+const AGENT_KEY =
+  'That key has limits (an agent’s key), so it cannot connect apps: use an unrestricted key of the account.';
 
 type Details = Interaction;
 
@@ -38,7 +41,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       'This sign-in has expired',
       'The link is no longer valid or was opened in another browser. Go back to the application and connect again.',
     );
-    sendPage(res, 400, p.title, p.body);
+    sendPage(res, 400, p);
     return undefined;
   }
 
@@ -48,7 +51,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       'Request refused',
       'The form was missing its security token. Reload the page and try again.',
     );
-    sendPage(res, 403, p.title, p.body);
+    sendPage(res, 403, p);
     return false;
   }
 
@@ -60,17 +63,15 @@ export function interactionRoutes(d: InteractionDeps): Router {
       'Too many attempts',
       `Too many sign-in attempts from your network. Wait ${wait} seconds.`,
     );
-    sendPage(res, 429, p.title, p.body);
+    sendPage(res, 429, p);
     return true;
   }
 
   /** The client's name, and for a metadata-document client the host its document came from. */
   async function clientOf(details: Details): Promise<{ clientName: string; clientHost: string | undefined }> {
-    const client = await d.provider().Client.find(String(details.params.client_id));
-    return {
-      clientName: client?.clientName ?? String(details.params.client_id),
-      clientHost: cimdHost(client),
-    };
+    const id = String(details.params.client_id);
+    const client = await d.provider().Client.find(id);
+    return { clientName: client?.clientName ?? id, clientHost: cimdHost(client) };
   }
 
   async function renderLogin(req: Request, res: Response, details: Details, status = 200, error?: string) {
@@ -84,7 +85,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       ...(await clientOf(details)),
       error,
     });
-    sendPage(res, status, p.title, p.body);
+    sendPage(res, status, p);
   }
 
   async function renderConsent(req: Request, res: Response, details: Details, status = 200, error?: string) {
@@ -111,17 +112,15 @@ export function interactionRoutes(d: InteractionDeps): Router {
         body?.custom_limit_usd ?? (selected === 'custom' && current ? formatUsd(current).slice(1) : ''),
       error,
     });
-    sendPage(res, status, p.title, p.body);
+    sendPage(res, status, p);
   }
 
   r.get('/:uid', async (req, res) => {
     const details = await load(req, res);
     if (!details) return;
     if (details.prompt.name === 'login') {
-      const upstreamFailed = req.query.error === 'upstream';
-      const error = upstreamFailed
-        ? `Sign-in with ${d.federated?.name} did not complete. Try again.`
-        : undefined;
+      const failed = req.query.error === 'upstream';
+      const error = failed ? `Sign-in with ${d.federated?.name} did not complete. Try again.` : undefined;
       return renderLogin(req, res, details, 200, error);
     }
     if (details.prompt.name === 'consent') {
@@ -133,7 +132,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
       'Unsupported request',
       'This authorization request needs a step tollgate does not offer.',
     );
-    sendPage(res, 400, p.title, p.body);
+    sendPage(res, 400, p);
   });
 
   r.post('/:uid/login', form, async (req, res) => {
@@ -147,13 +146,7 @@ export function interactionRoutes(d: InteractionDeps): Router {
     }
     if (check.principal.limits) {
       // A key with limits is an agent's: connecting an app with it would hand the app spending beyond them.
-      return renderLogin(
-        req,
-        res,
-        details,
-        403,
-        'That key has limits (an agent’s key), so it cannot connect apps: use an unrestricted key of the account.',
-      );
+      return renderLogin(req, res, details, 403, AGENT_KEY);
     }
     await d.provider().interactionFinished(
       req,
@@ -203,14 +196,8 @@ export function interactionRoutes(d: InteractionDeps): Router {
   r.post('/:uid/abort', form, async (req, res) => {
     const details = await load(req, res);
     if (!details || !csrfOk(req, res)) return;
-    await d
-      .provider()
-      .interactionFinished(
-        req,
-        res,
-        { error: 'access_denied', error_description: 'The user declined to connect the application.' },
-        { mergeWithLastSubmission: false },
-      );
+    const denied = { error: 'access_denied', error_description: DECLINED };
+    await d.provider().interactionFinished(req, res, denied, { mergeWithLastSubmission: false });
   });
 
   r.post('/:uid/federated', form, async (req, res) => {

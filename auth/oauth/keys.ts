@@ -23,12 +23,10 @@ export async function loadSecrets(
   };
   // An operator-supplied secret (several hosts sharing one database, or rotation) goes first: it signs new
   // cookies, and the generated one still verifies cookies issued before it was set.
-  const generated = await store.secret('cookie_key', () => randomBytes(32).toString('base64url'));
+  const random = () => randomBytes(32).toString('base64url');
+  const generated = await store.secret('cookie_key', random);
   const cookieKeys = cookieSecret ? [cookieSecret, generated] : [generated];
-  const formKey = Buffer.from(
-    await store.secret('form_key', () => randomBytes(32).toString('base64url')),
-    'base64url',
-  );
+  const formKey = Buffer.from(await store.secret('form_key', random), 'base64url');
   return { jwks, cookieKeys, formKey };
 }
 

@@ -30,14 +30,7 @@ export class TemporarilyUnavailable extends Error {
 
 export const RETRY_AFTER = String(DATABASE_RETRY_AFTER_SECONDS);
 
-/** A failure that means the database does not answer becomes the library's 503; anything else is left as is. */
-export function asLibraryError(e: unknown, report: ((e: unknown) => void) | undefined): unknown {
-  if (e instanceof TemporarilyUnavailable || !isDatabaseUnavailable(e)) return e;
-  report?.(e);
-  return new TemporarilyUnavailable(e);
-}
-
-/** `fn`, with its database failures turned into the library's 503. */
+/** `fn`, with its database failures turned into the library's 503; any other failure is left as is. */
 export function guarded<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   report: ((e: unknown) => void) | undefined,
@@ -46,7 +39,9 @@ export function guarded<A extends unknown[], R>(
     try {
       return await fn(...args);
     } catch (e) {
-      throw asLibraryError(e, report);
+      if (e instanceof TemporarilyUnavailable || !isDatabaseUnavailable(e)) throw e;
+      report?.(e);
+      throw new TemporarilyUnavailable(e);
     }
   };
 }

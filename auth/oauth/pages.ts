@@ -75,8 +75,10 @@ ${body}
 </html>`;
 }
 
-export function sendPage(res: Response, status: number, title: string, body: string): void {
-  res.status(status).set(PAGE_HEADERS).type('html').send(layout(title, body));
+type Page = { title: string; body: string };
+
+export function sendPage(res: Response, status: number, page: Page): void {
+  res.status(status).set(PAGE_HEADERS).type('html').send(layout(page.title, page.body));
 }
 
 function alert(error: string | undefined): string {
@@ -99,7 +101,7 @@ export interface LoginView {
   error?: string;
 }
 
-export function loginPage(v: LoginView): { title: string; body: string } {
+export function loginPage(v: LoginView): Page {
   const client = escapeHtml(v.clientName);
   const invalid = v.error ? ' aria-invalid="true"' : '';
   const described = v.error ? 'api_key_hint form-error' : 'api_key_hint';
@@ -144,7 +146,7 @@ export interface ConsentView {
   error?: string;
 }
 
-export function consentPage(v: ConsentView): { title: string; body: string } {
+export function consentPage(v: ConsentView): Page {
   const client = escapeHtml(v.clientName);
   const scopes = v.scopes
     .map((s) => `<li><strong>${escapeHtml(s.name)}</strong>: ${escapeHtml(s.description)}</li>`)
@@ -195,7 +197,7 @@ function fromHost(host: string | undefined): string {
   return host ? ` (from <strong>${escapeHtml(host)}</strong>)` : '';
 }
 
-export function messagePage(heading: string, message: string): { title: string; body: string } {
+export function messagePage(heading: string, message: string): Page {
   return { title: heading, body: `<h1>${escapeHtml(heading)}</h1>\n<p>${escapeHtml(message)}</p>` };
 }
 

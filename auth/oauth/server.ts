@@ -87,13 +87,12 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   // them with `secrets()`.
   let loaded: OAuthSecrets | undefined;
   let lib: OidcLibrary | undefined;
-  let loading: Promise<OAuthSecrets> | undefined;
-  const ready = (): Promise<OAuthSecrets> => {
+  let loading: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
     loading ??= Promise.all([loadSecrets(store, deps.config.cookieSecret), import('oidc-provider')]).then(
       ([s, l]) => {
         lib = l;
         loaded = s;
-        return s;
       },
       (err: unknown) => {
         loading = undefined; // a database that was down is retried by the next request
@@ -105,10 +104,6 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const secrets = (): OAuthSecrets => {
     if (!loaded) throw new Error('OAuth secrets used before they were loaded');
     return loaded;
-  };
-  const library = (): OidcLibrary => {
-    if (!lib) throw new Error('the OAuth library used before it was loaded');
-    return lib;
   };
   const log = deps.log;
   const issuer = () => deps.publicUrl();
@@ -122,7 +117,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const current = () => {
     const key = `${issuer()}\u0000${deps.resource()}`;
     if (built?.key !== key) {
-      const provider = buildProvider(library(), {
+      if (!lib) throw new Error('the OAuth library used before it was loaded');
+      const provider = buildProvider(lib, {
         issuer: issuer(),
         resource: deps.resource(),
         basePath: basePath(),
@@ -144,16 +140,8 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
   const provider = () => current().provider;
 
   const upstream = deps.config.upstream;
-  const federated = upstream
-    ? new FederatedLogin({
-        upstream,
-        store,
-        ledger: deps.ledger,
-        onAccountCreated: deps.onAccountCreated,
-        log,
-      })
-    : undefined;
-  const csrfPolicy = {
+  const federated = upstream && new FederatedLogin({ ...deps, upstream, store });
+  const cookies = {
     get secure() {
       return secure();
     },
@@ -165,11 +153,11 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     provider,
     store,
     ledger: deps.ledger,
-    csrf: new Csrf(() => secrets().formKey, csrfPolicy),
+    csrf: new Csrf(() => secrets().formKey, cookies),
     limiter,
     federated,
     publicUrl: issuer,
-    basePath,
+    cookies,
     secure,
     log,
     otherSignIn: deps.otherSignIn,
@@ -207,16 +195,10 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     provider,
     upstreamSignIn: federated && {
       name: federated.name,
-      start: async (res, flow) => {
-        await ready();
-        return startFederated(interactionDeps, res, flow);
-      },
+      start: (res, flow) => ready().then(() => startFederated(interactionDeps, res, flow)),
     },
     verifier: createOAuthTokenVerifier({
-      provider: async () => {
-        await ready();
-        return provider();
-      },
+      provider: () => ready().then(() => provider()),
       store,
       ledger: deps.ledger,
       resource: deps.resource,
@@ -227,10 +209,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         if (!DISCOVERY_PATHS.has(req.path) && !req.path.startsWith('/oauth/') && req.path !== '/oauth') {
           return next();
         }
-        ready().then(
-          () => next(),
-          (err: unknown) => next(err),
-        );
+        ready().then(() => next(), next);
       });
       // Before every other door, so no body parser of theirs ever reads the library's requests.
       app.use((req: Request, res: Response, next: NextFunction) => {

@@ -25,11 +25,7 @@ export interface OAuthStore {
   adapter(model: string): Adapter;
   upsert(model: string, id: string, payload: AdapterPayload, expiresInSeconds?: number): Promise<void>;
   find(model: string, id: string): Promise<AdapterPayload | undefined>;
-  findByUid(model: string, uid: string): Promise<AdapterPayload | undefined>;
-  findByUserCode(model: string, userCode: string): Promise<AdapterPayload | undefined>;
-  consume(model: string, id: string): Promise<void>;
   destroy(model: string, id: string): Promise<void>;
-  revokeByGrantId(model: string, grantId: string): Promise<void>;
   /** Deletes every row (of any model) under a grant: the grant and its tokens. */
   dropGrant(grantId: string): Promise<void>;
   /** The live grants an account gave (any client). */
@@ -113,11 +109,20 @@ class SqlOAuthStore implements OAuthStore {
     return {
       upsert: (id, payload, expiresIn) => this.upsert(model, id, payload, expiresIn),
       find: (id) => this.find(model, id),
-      findByUid: (uid) => this.findByUid(model, uid),
-      findByUserCode: (userCode) => this.findByUserCode(model, userCode),
-      consume: (id) => this.consume(model, id),
+      findByUid: async (uid) => live(await this.q.findByUid.first({ model, key: uid })),
+      findByUserCode: async (userCode) => live(await this.q.findByUserCode.first({ model, key: userCode })),
+      consume: async (id) => {
+        const at = Math.floor(Date.now() / 1000);
+        await this.byId(model, id, this.db.updateTable('oauth_store').set({ consumed_at: at })).execute();
+      },
       destroy: (id) => this.destroy(model, id),
-      revokeByGrantId: (grantId) => this.revokeByGrantId(model, grantId),
+      revokeByGrantId: async (grantId) => {
+        await this.db
+          .deleteFrom('oauth_store')
+          .where('model', '=', model)
+          .where('grant_id', '=', grantId)
+          .execute();
+      },
     };
   }
 
@@ -144,19 +149,6 @@ class SqlOAuthStore implements OAuthStore {
     return payload;
   }
 
-  async findByUid(model: string, uid: string): Promise<AdapterPayload | undefined> {
-    return live(await this.q.findByUid.first({ model, key: uid }));
-  }
-
-  async findByUserCode(model: string, userCode: string): Promise<AdapterPayload | undefined> {
-    return live(await this.q.findByUserCode.first({ model, key: userCode }));
-  }
-
-  async consume(model: string, id: string): Promise<void> {
-    const at = Math.floor(Date.now() / 1000);
-    await this.byId(model, id, this.db.updateTable('oauth_store').set({ consumed_at: at })).execute();
-  }
-
   async destroy(model: string, id: string): Promise<void> {
     await this.byId(model, id, this.db.deleteFrom('oauth_store')).execute();
   }
@@ -168,14 +160,6 @@ class SqlOAuthStore implements OAuthStore {
     q: Q,
   ) {
     return q.where('model', '=', model).where('id_hash', '=', sha256Hex(id));
-  }
-
-  async revokeByGrantId(model: string, grantId: string): Promise<void> {
-    await this.db
-      .deleteFrom('oauth_store')
-      .where('model', '=', model)
-      .where('grant_id', '=', grantId)
-      .execute();
   }
 
   async dropGrant(grantId: string): Promise<void> {
@@ -250,10 +234,8 @@ class SqlOAuthStore implements OAuthStore {
   }
 
   async dailyLimit(accountId: string, clientId: string): Promise<number | undefined> {
-    return (
-      (await this.q.dailyLimit.first({ account: accountId, client: clientId }))?.daily_limit_micros ??
-      undefined
-    );
+    const row = await this.q.dailyLimit.first({ account: accountId, client: clientId });
+    return row?.daily_limit_micros ?? undefined;
   }
 
   async setDailyLimit(accountId: string, clientId: string, micros: number | undefined): Promise<void> {

@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import { GatewayError } from '../../src/errors.js';
 import { type LedgerRecords, NO_KEY_LIMITS } from '../../src/ledger/types.js';
 import type { TokenVerifier } from '../authenticator.js';
-import type { CallerLimits, Principal } from '../principal.js';
+import type { Principal } from '../principal.js';
 import type { OAuthStore } from './store.js';
 
 // The resource server's check of our access tokens. They are opaque (256 random bits), so each one is looked
@@ -51,19 +51,16 @@ export function createOAuthTokenVerifier(d: VerifierDeps): TokenVerifier {
           throw refuse('the API key it was signed in with was revoked');
         }
       }
+      // The app's daily limit, as the limits every credential carries (src/run/spend-limits.ts applies them).
+      const daily = await d.store.dailyLimit(at.accountId, at.clientId);
       return {
         kind: 'oauth',
         accountId: at.accountId,
         clientId: at.clientId,
         scopes: [...at.scopes],
-        limits: appLimits(await d.store.dailyLimit(at.accountId, at.clientId)),
+        limits: daily === undefined ? undefined : { ...NO_KEY_LIMITS, daily_limit_micros: daily },
         expiresAt: exp,
       };
     },
   };
-}
-
-/** An app's daily limit as the limits every credential carries (src/run/spend-limits.ts applies them). */
-function appLimits(dailyMicros: number | undefined): CallerLimits | undefined {
-  return dailyMicros === undefined ? undefined : { ...NO_KEY_LIMITS, daily_limit_micros: dailyMicros };
 }

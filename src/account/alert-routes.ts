@@ -2,8 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { toGatewayError } from '../errors.js';
 import { type AlertsView, alertsBody } from './alerts-view.js';
 import { messagePage } from './pages.js';
-import type { PaymentRouteContext } from './payment-routes.js';
-import type { Session } from './sessions.js';
+import type { SignedInContext } from './route-context.js';
 
 // The alerts page's routes (/account/alerts): save where and when alerts go, rotate the webhook's signing secret,
 // send a test alert, and the delivery log. A refused value is a 400 naming its field, with what was typed kept.
@@ -13,9 +12,7 @@ const FLASH: Record<string, string> = {
   test_sent: 'A test alert is on its way: it appears in the delivery log below.',
 };
 
-type Context = Pick<PaymentRouteContext, 'd' | 'form' | 'signedIn' | 'session' | 'send' | 'go'> & {
-  csrfFor(s: Session): string;
-};
+type Context = Pick<SignedInContext, 'd' | 'form' | 'signedIn' | 'session' | 'send' | 'go' | 'csrf'>;
 
 export function alertRoutes(r: Router, c: Context): void {
   const { d, form, signedIn, session, send, go } = c;
@@ -31,7 +28,7 @@ export function alertRoutes(r: Router, c: Context): void {
     const s = session(res);
     const done = typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined;
     const view: AlertsView = {
-      csrf: c.csrfFor(s),
+      csrf: c.csrf(s),
       settings: await alerts.settings(s.accountId),
       emailEnabled: alerts.emailEnabled,
       deliveries: await alerts.deliveries(s.accountId, 50),

@@ -92,100 +92,71 @@ export function usageChart(days: readonly string[], rows: readonly UsageRow[], l
       ? 'No spend in this period.'
       : `${usd(totalMicros)} in total; the most on ${days[busiest]} (${usd(totals[busiest] ?? 0)}). ` +
         services.map((s) => `${s.name} ${usd(s.micros)}`).join(', ');
-  const drawing: Drawing = {
-    days,
-    services,
-    grid,
-    calls,
-    totals,
-    totalMicros,
-    step,
-    top,
-    colourOf,
-    label,
-    desc,
-  };
-  return { svg: draw(drawing, WIDE), svgNarrow: draw(drawing, NARROW), services, totalMicros, grid };
-}
+  return { svg: draw(WIDE), svgNarrow: draw(NARROW), services, totalMicros, grid };
 
-interface Drawing {
-  days: readonly string[];
-  services: Chart['services'];
-  grid: Chart['grid'];
-  calls: Map<string, number>;
-  totals: number[];
-  totalMicros: number;
-  step: number;
-  top: number;
-  colourOf: Map<string, string>;
-  label: string;
-  desc: string;
-}
+  function draw(g: Geometry): string {
+    const { w: W, h: H, m: M } = g;
+    const plotW = W - M.left - M.right;
+    const plotH = H - M.top - M.bottom;
+    const slot = plotW / Math.max(days.length, 1);
+    const barW = Math.max(2, slot * 0.72);
+    const y = (micros: number) => M.top + plotH - (micros / top) * plotH;
+    const parts: string[] = [];
 
-function draw(d: Drawing, g: Geometry): string {
-  const { days, services, grid, calls, totals, totalMicros, step, top, colourOf } = d;
-  const W = g.w;
-  const H = g.h;
-  const M = g.m;
-  const plotW = W - M.left - M.right;
-  const plotH = H - M.top - M.bottom;
-  const slot = plotW / Math.max(days.length, 1);
-  const barW = Math.max(2, slot * 0.72);
-  const y = (micros: number) => M.top + plotH - (micros / top) * plotH;
-  const parts: string[] = [];
-
-  for (let v = 0; v <= top + 1; v += step) {
-    const yy = y(v).toFixed(1);
-    parts.push(
-      `<line x1="${M.left}" x2="${W - M.right}" y1="${yy}" y2="${yy}" stroke="currentColor" stroke-opacity="${v === 0 ? 0.6 : 0.15}"/>`,
-      `<text x="${M.left - 6}" y="${yy}" dy="4" text-anchor="end" font-size="${g.font}" fill="currentColor">${usd(v)}</text>`,
-    );
-  }
-  const every = Math.ceil(days.length / g.dayLabels);
-  // A day label ("MM-DD") is about 0.6 em a character wide; the last one ends at the edge.
-  const labelW = 5 * g.font * 0.6;
-  const lastLeft = W - M.right - labelW;
-  days.forEach((day, i) => {
-    const x = M.left + i * slot + (slot - barW) / 2;
-    const segments: string[] = [];
-    let base = 0;
-    for (const s of services) {
-      const micros = grid.get(day)?.get(s.name) ?? 0;
-      if (micros <= 0) continue;
-      const y1 = y(base + micros);
-      const h = Math.max(1, y(base) - y1);
-      const n = s.name === 'other' ? undefined : calls.get(`${day} ${s.name}`);
-      const tip = `${day} · ${s.name}: ${usd(micros)}${n === undefined ? '' : ` (${n} call${n === 1 ? '' : 's'})`}`;
-      segments.push(
-        `<rect x="${x.toFixed(1)}" y="${y1.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${colourOf.get(s.name)}" data-day="${day}" data-service="${escapeHtml(s.name)}" data-micros="${micros}"><title>${escapeHtml(tip)}</title></rect>`,
-      );
-      base += micros;
-    }
-    parts.push(`<g class="day" data-day="${day}" data-total-micros="${totals[i]}">${segments.join('')}</g>`);
-    // Every n-th day, and the last (today); a label that would touch the last one is left out.
-    const last = i === days.length - 1;
-    const centre = M.left + i * slot + slot / 2;
-    if (last || (i % every === 0 && centre + labelW / 2 + g.font / 2 <= lastLeft)) {
+    for (let v = 0; v <= top + 1; v += step) {
+      const yy = y(v).toFixed(1);
       parts.push(
-        // The last label ends at the edge rather than past it.
-        i === days.length - 1
-          ? `<text x="${W - M.right}" y="${H - 8}" text-anchor="end" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`
-          : `<text x="${centre.toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`,
+        `<line x1="${M.left}" x2="${W - M.right}" y1="${yy}" y2="${yy}" stroke="currentColor" stroke-opacity="${v === 0 ? 0.6 : 0.15}"/>`,
+        `<text x="${M.left - 6}" y="${yy}" dy="4" text-anchor="end" font-size="${g.font}" fill="currentColor">${usd(v)}</text>`,
       );
     }
-  });
-  if (totalMicros === 0) {
-    parts.push(
-      `<text x="${M.left + plotW / 2}" y="${M.top + plotH / 2}" text-anchor="middle" font-size="16" fill="currentColor">No paid calls in this period yet</text>`,
-    );
-  }
-  const id = `usage-${g.cls}`;
-  const svg = `<svg class="${g.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-title ${id}-desc" data-total-micros="${totalMicros}" xmlns="http://www.w3.org/2000/svg">
-<title id="${id}-title">${escapeHtml(d.label)}</title>
-<desc id="${id}-desc">${escapeHtml(d.desc)}</desc>
+    const every = Math.ceil(days.length / g.dayLabels);
+    // A day label ("MM-DD") is about 0.6 em a character wide; the last one ends at the edge.
+    const labelW = 5 * g.font * 0.6;
+    const lastLeft = W - M.right - labelW;
+    days.forEach((day, i) => {
+      const x = M.left + i * slot + (slot - barW) / 2;
+      const segments: string[] = [];
+      let base = 0;
+      for (const s of services) {
+        const micros = grid.get(day)?.get(s.name) ?? 0;
+        if (micros <= 0) continue;
+        const y1 = y(base + micros);
+        const h = Math.max(1, y(base) - y1);
+        const n = s.name === 'other' ? undefined : calls.get(`${day} ${s.name}`);
+        const tip = `${day} · ${s.name}: ${usd(micros)}${n === undefined ? '' : ` (${n} call${n === 1 ? '' : 's'})`}`;
+        segments.push(
+          `<rect x="${x.toFixed(1)}" y="${y1.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${colourOf.get(s.name)}" data-day="${day}" data-service="${escapeHtml(s.name)}" data-micros="${micros}"><title>${escapeHtml(tip)}</title></rect>`,
+        );
+        base += micros;
+      }
+      parts.push(
+        `<g class="day" data-day="${day}" data-total-micros="${totals[i]}">${segments.join('')}</g>`,
+      );
+      // Every n-th day, and the last (today); a label that would touch the last one is left out.
+      const last = i === days.length - 1;
+      const centre = M.left + i * slot + slot / 2;
+      if (last || (i % every === 0 && centre + labelW / 2 + g.font / 2 <= lastLeft)) {
+        parts.push(
+          // The last label ends at the edge rather than past it.
+          last
+            ? `<text x="${W - M.right}" y="${H - 8}" text-anchor="end" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`
+            : `<text x="${centre.toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="${g.font}" fill="currentColor">${day.slice(5)}</text>`,
+        );
+      }
+    });
+    if (totalMicros === 0) {
+      parts.push(
+        `<text x="${M.left + plotW / 2}" y="${M.top + plotH / 2}" text-anchor="middle" font-size="16" fill="currentColor">No paid calls in this period yet</text>`,
+      );
+    }
+    const id = `usage-${g.cls}`;
+    return `<svg class="${g.cls}" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-title ${id}-desc" data-total-micros="${totalMicros}" xmlns="http://www.w3.org/2000/svg">
+<title id="${id}-title">${escapeHtml(label)}</title>
+<desc id="${id}-desc">${escapeHtml(desc)}</desc>
 ${parts.join('\n')}
 </svg>`;
-  return svg;
+  }
 }
 
 /** The colour keys under the chart. */

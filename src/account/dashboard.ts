@@ -205,6 +205,7 @@ const CSV_COLUMNS = [
   'idempotency_key',
   'memo',
 ] as const;
+const NUMERIC_COLUMNS = new Set<string>(['amount_usd', 'amount_micros', 'price_cents', 'charged_micros']);
 
 /** Micro-USD as a plain decimal (-0.35, 12.000001), from integers only. */
 export function decimalUsd(micros: number): string {
@@ -227,24 +228,8 @@ export function csvField(v: unknown, numeric: boolean): string {
 export function toCsv(rows: readonly TransactionView[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const t of rows) {
-    const amount = decimalUsd(t.amount_micros);
-    const values: Record<(typeof CSV_COLUMNS)[number], [unknown, boolean]> = {
-      id: [t.id, false],
-      created_at: [t.created_at, false],
-      kind: [t.kind, false],
-      action: [t.action, false],
-      status: [t.status, false],
-      amount_usd: [amount, true],
-      amount_micros: [t.amount_micros, true],
-      price_cents: [t.price_cents, true],
-      charged_micros: [t.charged_micros, true],
-      payment_method: [t.payment_method, false],
-      provider: [t.provider, false],
-      error_code: [t.error_code, false],
-      idempotency_key: [t.idempotency_key, false],
-      memo: [t.meta?.memo ?? null, false],
-    };
-    lines.push(CSV_COLUMNS.map((c) => csvField(values[c][0], values[c][1])).join(','));
+    const row = { ...t, amount_usd: decimalUsd(t.amount_micros), memo: t.meta?.memo ?? null };
+    lines.push(CSV_COLUMNS.map((c) => csvField(row[c], NUMERIC_COLUMNS.has(c))).join(','));
   }
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -1,7 +1,6 @@
-import type { NextFunction, Request, Response, Router } from 'express';
-import { escapeHtml, type Frame, postForm, usd } from './html.js';
-import type { AccountPagesDeps } from './routes.js';
-import type { Session } from './sessions.js';
+import type { Request, Response, Router } from 'express';
+import { escapeHtml, postForm, usd } from './html.js';
+import type { SignedInContext } from './route-context.js';
 
 // The pages a refused call sends a person to (src/run/fixes.ts): /account/top-up (add credit; or a card) and
 // /account/card (save or replace the card, which also unfreezes a frozen line; or top up). An agent host opens
@@ -10,13 +9,7 @@ import type { Session } from './sessions.js';
 // acts only on the account signed in: a link opened by someone else tops up their own account, never another's),
 // and that the call the agent is waiting on runs once the money is here. The forms are the dashboard's own.
 
-export interface FixPageContext {
-  d: AccountPagesDeps;
-  signedIn: (req: Request, res: Response, next: NextFunction) => Promise<void>;
-  session: (res: Response) => Session;
-  send: (res: Response, status: number, f: Frame) => void;
-  csrf: (s: Session) => string;
-}
+export type FixPageContext = Pick<SignedInContext, 'd' | 'signedIn' | 'session' | 'send' | 'csrf'>;
 
 type Lead = 'top_up' | 'add_card';
 

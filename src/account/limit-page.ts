@@ -5,7 +5,6 @@ import { escapeHtml, notice, postForm, usd } from './html.js';
 import { limitInputs } from './keys-view.js';
 import { can } from './roles.js';
 import type { SignedInContext } from './route-context.js';
-import type { Session } from './sessions.js';
 
 // The page a call refused by its caller's own limit sends a person to (src/run/fixes.ts `raise_limit`): an API
 // key's maximum per call, daily or monthly limit (`/account/limit?key=<key id>`), or an OAuth app's daily limit
@@ -13,10 +12,6 @@ import type { Session } from './sessions.js';
 // refusal names it in words. An owner raises the limit here, with the dashboard's own forms; anyone else is told
 // that only an owner can, and who the owners are (docs/decisions.md "Teams × limits"). Signed out, sign-in brings
 // the person straight back (./next.ts). It acts only on the account signed in.
-
-export interface LimitPageContext extends SignedInContext {
-  csrf: (s: Session) => string;
-}
 
 const FLASH: Record<string, string> = {
   key_limits_changed: 'The key’s limits were changed. Go back to your agent: its next call runs with them.',
@@ -38,7 +33,7 @@ function keyFacts(k: KeyUsage): string {
   return `<p>Key <code>${escapeHtml(k.prefix)}</code>${k.name ? ` “${escapeHtml(k.name)}”` : ''}: ${facts.join('; ')}.</p>`;
 }
 
-export function limitPage(r: Router, c: LimitPageContext): void {
+export function limitPage(r: Router, c: SignedInContext): void {
   const { d, team } = c;
 
   async function owners(accountId: string): Promise<string> {
@@ -59,6 +54,14 @@ export function limitPage(r: Router, c: LimitPageContext): void {
         account: { id: s.accountId, signOut: { action: '/account/signout', csrf } },
         body: `${body}\n<p><a href="/account">Your dashboard</a></p>`,
       });
+    /** Not an owner: who can raise it, and where (`facts`: what the viewer may see of it). */
+    const askOwner = async (facts: string, what: string, where: string) =>
+      page(
+        200,
+        'An owner must raise this limit',
+        `<h1>An owner must raise this limit</h1>
+<section>${facts}<p id="ask-owner">Only an owner of the account changes ${what}: ask ${await owners(v.accountId)} to raise it (dashboard, ${where}). Then retry the call; nothing was charged for it.</p></section>`,
+      );
     const flash = notice(typeof req.query.done === 'string' ? FLASH[req.query.done] : undefined);
     const keyId = typeof req.query.key === 'string' ? req.query.key : undefined;
     const appId = typeof req.query.app === 'string' ? req.query.app : undefined;
@@ -75,12 +78,7 @@ export function limitPage(r: Router, c: LimitPageContext): void {
       }
       if (!can(v.role, 'keys.others')) {
         // Another member's key: only that it exists and who can raise it, not what it spends.
-        return page(
-          200,
-          'An owner must raise this limit',
-          `<h1>An owner must raise this limit</h1>
-<section>${visible.has(key.id) ? keyFacts(key) : ''}<p id="ask-owner">Only an owner of the account changes a key’s limits: ask ${await owners(v.accountId)} to raise it (dashboard, API keys). Then retry the call; nothing was charged for it.</p></section>`,
-        );
+        return askOwner(visible.has(key.id) ? keyFacts(key) : '', 'a key’s limits', 'API keys');
       }
       const form = postForm(
         '/account/keys/limits',
@@ -99,12 +97,7 @@ ${flash}<section>${keyFacts(key)}${AFTER}</section>
 
     if (appId !== undefined) {
       if (!can(v.role, 'apps')) {
-        return page(
-          200,
-          'An owner must raise this limit',
-          `<h1>An owner must raise this limit</h1>
-<section><p id="ask-owner">Only an owner of the account changes a connected app’s daily limit: ask ${await owners(v.accountId)} to raise it (dashboard, Connected apps). Then retry the call; nothing was charged for it.</p></section>`,
-        );
+        return askOwner('', 'a connected app’s daily limit', 'Connected apps');
       }
       const app = (await d.apps.list(v.accountId)).find((a) => a.client_id === appId);
       if (!app) {

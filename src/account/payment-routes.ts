@@ -1,36 +1,32 @@
-import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { Billing } from '../billing/index.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import { parseUsdToMicros } from '../lib/money.js';
 import { CSV_ROWS, filteredHistory, parseFilters, toCsv } from './dashboard.js';
-import { type Frame, sendCsv } from './html.js';
-import { checkoutReturnPage, messagePage } from './pages.js';
-import type { Permission } from './roles.js';
-import type { AccountPagesDeps } from './routes.js';
-import type { Session } from './sessions.js';
+import { sendCsv } from './html.js';
+import { checkoutReturnPage } from './pages.js';
+import type { SignedInContext } from './route-context.js';
+import type { ErrorPage } from './routes.js';
 
 // The dashboard's money routes: add or replace the card and top up (both through the processor's hosted
 // Checkout page), pay what is drawn now, the page a browser returns to from Checkout (owners and billing), and the
 // CSV export (the whole account's for owners and billing, a member's own calls for a member).
 
-export interface PaymentRouteContext {
-  d: AccountPagesDeps;
-  form: RequestHandler;
-  signedIn: (req: Request, res: Response, next: NextFunction) => Promise<void>;
-  /** Only the roles with this permission pass (./roles.ts). */
-  allow: (p: Permission) => RequestHandler;
-  session: (res: Response) => Session;
+export interface PaymentRouteContext
+  extends Pick<
+    SignedInContext,
+    'd' | 'form' | 'signedIn' | 'allow' | 'session' | 'dashboard' | 'send' | 'go'
+  > {
   /** A team member's own keys, whose calls are all it may export; undefined: the whole account's history. */
   ownCalls: (res: Response) => Promise<readonly string[] | undefined>;
-  dashboard: (req: Request, res: Response, status?: number, extra?: { error?: string }) => Promise<void>;
-  send: (res: Response, status: number, f: Frame) => void;
-  go: (res: Response, path: string) => void;
+  /** A page of one message (./pages.ts `messagePage`). */
+  say: ErrorPage;
 }
 
 const USD_FIELD = /^\$?(\d{1,6}(?:\.\d{1,2})?)$/;
 
 export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
-  const { d, form, signedIn, allow, session, dashboard, send, go } = c;
+  const { d, form, signedIn, allow, session, dashboard, send, say, go } = c;
   const paid = allow('payments');
 
   /** Card actions: off without card payments; a processor that cannot be reached is said plainly. */
@@ -83,11 +79,7 @@ export function paymentRoutes(r: Router, c: PaymentRouteContext): void {
   r.get('/account/checkout/return', signedIn, paid, async (req, res) => {
     const row = await d.billing?.session(String(req.query.session_id ?? ''));
     if (!row || row.account_id !== session(res).accountId) {
-      return send(
-        res,
-        404,
-        messagePage('Unknown payment', 'This payment was not started from this account.'),
-      );
+      return say(res, 404, 'Unknown payment', 'This payment was not started from this account.');
     }
     send(
       res,

@@ -28,6 +28,8 @@ export interface SignedInContext {
   viewer: (res: Response) => Viewer;
   /** The session: the key it signed in with, if any. */
   session: (res: Response) => Session;
+  /** The CSRF token of the session's forms. */
+  csrf: (s: Session) => string;
   dashboard: (req: Request, res: Response, status?: number, extra?: DashboardExtra) => Promise<void>;
   send: (res: Response, status: number, f: Frame) => void;
   go: (res: Response, path: string) => void;

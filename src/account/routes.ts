@@ -102,6 +102,7 @@ export async function accountPages(
   const r = Router();
 
   const send = (res: Response, status: number, f: Frame) => sendHtml(res, status, f, base());
+  const say: ErrorPage = (res, status, heading, message) => send(res, status, messagePage(heading, message));
   const go = (res: Response, path: string) => res.redirect(303, `${base()}${path}`);
   const cookiePolicy = () => ({ secure: secure(), basePath: base() });
   const ip = (req: Request) => clientIp(req, secure());
@@ -109,22 +110,16 @@ export async function accountPages(
   function limited(res: Response, wait: number | undefined, what: string): boolean {
     if (wait === undefined) return false;
     res.setHeader('Retry-After', String(wait));
-    send(
-      res,
-      429,
-      messagePage('Too many attempts', `Too many ${what} from your network. Wait ${wait} seconds.`),
-    );
+    say(res, 429, 'Too many attempts', `Too many ${what} from your network. Wait ${wait} seconds.`);
     return true;
   }
 
   function refused(res: Response): void {
-    send(
+    say(
       res,
       403,
-      messagePage(
-        'Request refused',
-        'The form was missing its security token. Reload the page and try again.',
-      ),
+      'Request refused',
+      'The form was missing its security token. Reload the page and try again.',
     );
   }
 
@@ -189,13 +184,11 @@ export async function accountPages(
 
   /** What a role may not do is refused, and nothing changes. */
   const forbid = (res: Response) =>
-    send(
+    say(
       res,
       403,
-      messagePage(
-        'Not allowed',
-        `Your role on this account (${ROLE_LABELS[viewer(res).role]}) does not allow this. Ask an owner of the account.`,
-      ),
+      'Not allowed',
+      `Your role on this account (${ROLE_LABELS[viewer(res).role]}) does not allow this. Ask an owner of the account.`,
     );
   /** A route only some roles may use (./roles.ts). */
   const allow = (p: Permission) => (_req: Request, res: Response, next: NextFunction) =>
@@ -219,14 +212,14 @@ export async function accountPages(
       flash: done ?? cancelled,
       ...rest,
     });
-    if (!view) return send(res, 404, messagePage('No such account', 'This account no longer exists.'));
+    if (!view) return say(res, 404, 'No such account', 'This account no longer exists.');
     const teamView = can(v.role, 'team.view')
       ? await teamViewOf({ d, team }, v, csrf, query, newInvite, { keys, members })
       : undefined;
     send(res, status, {
       title: 'Your account',
       body: dashboardBody(view, teamView),
-      account: { id: s.accountId, signOut: { action: '/account/signout', csrf: sessions.csrfFor(s) } },
+      account: { id: s.accountId, signOut: { action: '/account/signout', csrf } },
     });
   }
 
@@ -295,11 +288,7 @@ export async function accountPages(
   r.post('/account/signup', form, async (req, res) => {
     if (!sessions.verify(req, undefined)) return refused(res);
     if (d.signup !== 'open')
-      return send(
-        res,
-        403,
-        messagePage('Sign-up is closed', 'Ask the operator of this gateway for an account.'),
-      );
+      return say(res, 403, 'Sign-up is closed', 'Ask the operator of this gateway for an account.');
     if (limited(res, await signUps.take(`signup:${ip(req)}`), 'sign-ups')) return;
     const name = typeof req.body.name === 'string' ? req.body.name.trim().slice(0, 60) : '';
     const account = await d.ledger.createAccount({ name: name || null });
@@ -325,9 +314,7 @@ export async function accountPages(
   const otherSignIn: OtherSignIn = async (req, res, result) => {
     // The account's upstream identity is its first owner's.
     const founder = await team.founder(result.accountId);
-    if (founder.removed_at !== null) {
-      return send(res, 403, messagePage('Not a member', FLASH.member_removed as string));
-    }
+    if (founder.removed_at !== null) return say(res, 403, 'Not a member', FLASH.member_removed as string);
     await sessions.start(res, result.accountId, null, founder.id);
     const next = takeNext(req, res, cookiePolicy());
     if (!result.created) return go(res, next ?? '/account');
@@ -345,21 +332,22 @@ export async function accountPages(
     go(res, '/account/signin?done=signed_out');
   });
 
-  const ctx = { d, team, form, signedIn, allow, forbid, viewer, session, dashboard, send, go };
+  const csrf = (s: Session) => sessions.csrfFor(s);
+  const ctx = { d, team, form, signedIn, allow, forbid, viewer, session, csrf, dashboard, send, go };
   keyRoutes(r, ctx);
   // The page a call refused by its own limit sends a person to: every role (only owners change limits there).
-  limitPage(r, { ...ctx, csrf: (s) => sessions.csrfFor(s) });
+  limitPage(r, ctx);
   const ownCalls = async (res: Response) => {
     const v = viewer(res);
     return can(v.role, 'history.account') ? undefined : (await team.visibleKeys(v)).map((k) => k.id);
   };
-  paymentRoutes(r, { d, form, signedIn, allow, session, ownCalls, dashboard, send, go });
+  paymentRoutes(r, { d, form, signedIn, allow, session, ownCalls, dashboard, send, say, go });
   // The pages that fix a refused call (top-up, card) and the alerts are about the account's money: its owners and
   // billing members'.
   const paying = (req: Request, res: Response, next: NextFunction) =>
     signedIn(req, res, () => allow('payments')(req, res, next));
-  fixPages(r, { d, signedIn: paying, session, send, csrf: (s) => sessions.csrfFor(s) });
-  alertRoutes(r, { d, form, signedIn: paying, session, send, go, csrfFor: (s) => sessions.csrfFor(s) });
+  fixPages(r, { d, signedIn: paying, session, send, csrf });
+  alertRoutes(r, { d, form, signedIn: paying, session, send, go, csrf });
   teamRoutes(r, {
     ...ctx,
     sessions,
@@ -368,9 +356,7 @@ export async function accountPages(
   });
 
   // Errors no route handled (a database that does not answer), for a browser: a page, not a JSON body.
-  const errorPage: ErrorPage = (res, status, heading, message) =>
-    send(res, status, messagePage(heading, message));
-  return { router: r, otherSignIn, errorPage };
+  return { router: r, otherSignIn, errorPage: say };
 }
 
 /** Renders an error as a page of this frame (src/http/app.ts `errorPage`). */

@@ -130,16 +130,19 @@ export function teamRoutes(r: Router, c: TeamRouteContext): void {
     go(res, '/account?done=invite_revoked#team');
   });
 
+  /** A removal or role change the team refused: nothing changed. */
+  const refusedChange = (req: Request, res: Response, kind: 'not_found' | 'last_owner') =>
+    kind === 'not_found'
+      ? dashboard(req, res, 404, { error: 'No such member of this account.' })
+      : dashboard(req, res, 409, {
+          error: 'That is the last owner of the account: make another member an owner first.',
+        });
+
   r.post('/account/team/remove', form, signedIn, allow('team.manage'), async (req, res) => {
     const v = viewer(res);
     const id = String(req.body.member_id ?? '');
     const r = await team.remove(v, id);
-    if (r.kind === 'not_found') return dashboard(req, res, 404, { error: 'No such member of this account.' });
-    if (r.kind === 'last_owner') {
-      return dashboard(req, res, 409, {
-        error: 'That is the last owner of the account: make another member an owner first.',
-      });
-    }
+    if (r.kind === 'not_found' || r.kind === 'last_owner') return refusedChange(req, res, r.kind);
     if (id === v.member.id) return go(res, '/account/signin?done=member_removed');
     go(res, '/account?done=removed#team');
   });
@@ -148,12 +151,7 @@ export function teamRoutes(r: Router, c: TeamRouteContext): void {
     const role = req.body.role;
     if (!isRole(role)) return dashboard(req, res, 400, { error: 'Choose a role: owner, billing or member.' });
     const r = await team.setRole(viewer(res), String(req.body.member_id ?? ''), role);
-    if (r.kind === 'not_found') return dashboard(req, res, 404, { error: 'No such member of this account.' });
-    if (r.kind === 'last_owner') {
-      return dashboard(req, res, 409, {
-        error: 'That is the last owner of the account: make another member an owner first.',
-      });
-    }
+    if (r.kind === 'not_found' || r.kind === 'last_owner') return refusedChange(req, res, r.kind);
     go(res, `/account?done=${r.kind === 'changed' ? 'role_changed' : 'role_same'}#team`);
   });
 

@@ -120,19 +120,21 @@ const COLUMNS = [
   'from',
   'to',
 ] as const;
+const NUMERIC_COLUMNS = new Set<string>(['calls', 'spent_usd', 'spent_micros']);
 
 /** One row per member, then per key, then per other principal: what each spent in the period. */
 export function spendCsv(v: SpendView): string {
   const lines: string[] = [COLUMNS.join(',')];
   const row = (values: Partial<Record<(typeof COLUMNS)[number], unknown>>, micros: number, calls: number) => {
-    const all: Record<string, [unknown, boolean]> = {};
-    for (const c of COLUMNS) all[c] = [values[c] ?? null, false];
-    all.calls = [calls, true];
-    all.spent_usd = [decimalUsd(micros), true];
-    all.spent_micros = [micros, true];
-    all.from = [v.from, false];
-    all.to = [v.to, false];
-    lines.push(COLUMNS.map((c) => csvField(...(all[c] as [unknown, boolean]))).join(','));
+    const all = {
+      ...values,
+      calls,
+      spent_usd: decimalUsd(micros),
+      spent_micros: micros,
+      from: v.from,
+      to: v.to,
+    };
+    lines.push(COLUMNS.map((c) => csvField(all[c], NUMERIC_COLUMNS.has(c))).join(','));
   };
   const status = (m: MemberRow | undefined) => (m ? (m.removed_at === null ? 'active' : 'removed') : null);
   for (const m of v.members) {

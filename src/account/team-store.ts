@@ -149,8 +149,8 @@ class SqlTeamStore implements TeamStore {
       .executeTakeFirst();
   }
 
-  async revokeInvite(accountId: string, id: string, now: number): Promise<InviteRow | undefined> {
-    const r = await this.db
+  revokeInvite(accountId: string, id: string, now: number): Promise<InviteRow | undefined> {
+    return this.db
       .updateTable('account_invites')
       .set({ revoked_at: now })
       .where('id', '=', id)
@@ -159,7 +159,6 @@ class SqlTeamStore implements TeamStore {
       .where('revoked_at', 'is', null)
       .returning(INVITE_COLUMNS)
       .executeTakeFirst();
-    return r;
   }
 
   async revokeInvitesBy(accountId: string, memberId: string, now: number): Promise<number> {
@@ -202,9 +201,9 @@ class SqlTeamStore implements TeamStore {
     });
   }
 
-  /** The account's active members, locked until the transaction ends. */
-  private lockActive(trx: StoreDb, accountId: string) {
-    return forUpdate(
+  /** The account's active members, locked until the transaction ends: the one asked for, and whether it is the last owner. */
+  private async lockActive(trx: StoreDb, accountId: string, memberId: string) {
+    const active = await forUpdate(
       trx,
       trx
         .selectFrom('account_members')
@@ -212,16 +211,16 @@ class SqlTeamStore implements TeamStore {
         .where('account_id', '=', accountId)
         .where('removed_at', 'is', null),
     ).execute();
+    const target = active.find((m) => m.id === memberId);
+    const lastOwner = target?.role === 'owner' && active.filter((m) => m.role === 'owner').length <= 1;
+    return { target, lastOwner };
   }
 
   remove(accountId: string, memberId: string, by: string | null, now: number): Promise<RemoveResult> {
     return inTransaction(this.db, async (trx) => {
-      const active = await this.lockActive(trx, accountId);
-      const target = active.find((m) => m.id === memberId);
+      const { target, lastOwner } = await this.lockActive(trx, accountId, memberId);
       if (!target) return { kind: 'not_found' };
-      if (target.role === 'owner' && active.filter((m) => m.role === 'owner').length <= 1) {
-        return { kind: 'last_owner' };
-      }
+      if (lastOwner) return { kind: 'last_owner' };
       await trx
         .updateTable('account_members')
         .set({ removed_at: now, removed_by: by })
@@ -233,13 +232,10 @@ class SqlTeamStore implements TeamStore {
 
   setRole(accountId: string, memberId: string, role: Role): Promise<RoleResult> {
     return inTransaction(this.db, async (trx) => {
-      const active = await this.lockActive(trx, accountId);
-      const target = active.find((m) => m.id === memberId);
+      const { target, lastOwner } = await this.lockActive(trx, accountId, memberId);
       if (!target) return { kind: 'not_found' };
       if (target.role === role) return { kind: 'same' };
-      if (target.role === 'owner' && active.filter((m) => m.role === 'owner').length <= 1) {
-        return { kind: 'last_owner' };
-      }
+      if (lastOwner) return { kind: 'last_owner' };
       await trx.updateTable('account_members').set({ role }).where('id', '=', memberId).execute();
       return { kind: 'changed', member: { ...target, role }, from: target.role };
     });

@@ -267,26 +267,19 @@ export class Team {
     const { key, row } = await createApiKey(this.d.ledger, member.account_id, 'default');
     await this.store.setKeyOwner(member.account_id, row.id, member.id, now);
     const actor = { memberId: member.id, name: member.name };
-    await this.audit.record(
+    const events: Omit<AuditEventInput, 'accountId' | 'actor'>[] = [
       {
-        accountId: member.account_id,
-        actor,
         action: 'member.joined',
         subject: { id: member.id, name: member.name },
         detail: { role: member.role, invite_id: done.invite.id, invited_by_name: found.invitedBy },
       },
-      now,
-    );
-    await this.audit.record(
       {
-        accountId: member.account_id,
-        actor,
         action: 'key.created',
         subject: { id: row.id, name: row.prefix },
         detail: { key_name: 'default', member_id: member.id, member_name: member.name },
       },
-      now,
-    );
+    ];
+    for (const e of events) await this.audit.record({ accountId: member.account_id, actor, ...e }, now);
     this.d.log.info({ account: member.account_id, member: member.id, role: member.role }, 'member joined');
     return { member, key, row, accountName: found.accountName };
   }

@@ -28,8 +28,7 @@ export interface AppLimit {
 /** OAuth apps' daily limits: the limit per (account, app), the spend from the ledger's per-app daily counter. */
 export function appCaps(d: {
   apps(accountId: string): Promise<AppLimit[]>;
-  spentToday(accountId: string, scope: string): Promise<number>;
-  resetsAt(now: number): number;
+  spent(accountId: string, scope: string, window: CapWindow): Promise<number>;
 }): CapSource {
   return {
     async capUsage(accountId, now) {
@@ -41,9 +40,9 @@ export function appCaps(d: {
           id: a.client_id,
           name: a.client_name ?? undefined,
           window: 'day',
-          spentMicros: await d.spentToday(accountId, capScope({ kind: 'app', id: a.client_id })),
+          spentMicros: await d.spent(accountId, capScope({ kind: 'app', id: a.client_id }), 'day'),
           limitMicros: a.daily_limit_micros,
-          resetsAt: d.resetsAt(now),
+          resetsAt: capResetsAt('day', now),
         });
       }
       return out;

@@ -39,6 +39,8 @@ export interface DeliveryDeps {
 }
 
 type Outcome = Omit<AttemptResult, 'retryAt'>;
+/** An attempt that reached no one (`gone: …`: nothing to send to any more, given up at once). */
+const failed = (error: string): Outcome => ({ delivered: false, target: null, status: null, error });
 
 export class Deliveries {
   private running: Promise<void> | undefined;
@@ -77,7 +79,7 @@ export class Deliveries {
     try {
       out = row.channel === 'webhook' ? await this.webhook(row) : await this.email(row);
     } catch (err) {
-      out = { delivered: false, target: null, status: null, error: (err as Error).message };
+      out = failed((err as Error).message);
     }
     if (this.stopping.signal.aborted && !out.delivered) return;
     const now = this.d.clock.now();
@@ -105,9 +107,7 @@ export class Deliveries {
 
   private async webhook(row: DeliveryRow): Promise<Outcome> {
     const s = await this.d.settings(row.account_id);
-    if (!s?.webhook_url || !s.webhook_secret) {
-      return { delivered: false, target: null, status: null, error: 'gone: the webhook was removed' };
-    }
+    if (!s?.webhook_url || !s.webhook_secret) return failed('gone: the webhook was removed');
     const target = s.webhook_url;
     const headers = {
       [SIGNATURE_HEADER]: signatureHeader(
@@ -141,12 +141,8 @@ export class Deliveries {
 
   private async email(row: DeliveryRow): Promise<Outcome> {
     const s = await this.d.settings(row.account_id);
-    if (!this.d.mail) {
-      return { delivered: false, target: null, status: null, error: 'gone: e-mail is off on this gateway' };
-    }
-    if (!s || s.emails.length === 0) {
-      return { delivered: false, target: null, status: null, error: 'gone: no e-mail address is set' };
-    }
+    if (!this.d.mail) return failed('gone: e-mail is off on this gateway');
+    if (!s || s.emails.length === 0) return failed('gone: no e-mail address is set');
     const target = s.emails.join(', ');
     const { subject, text } = describe(JSON.parse(row.payload) as AlertEvent, this.d.dashboardUrl());
     try {

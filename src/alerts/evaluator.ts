@@ -43,12 +43,7 @@ export class Evaluator {
 
   capRefused(accountId: string, scope: string): void {
     if (!this.watched.has(accountId)) return;
-    let scopes = this.refused.get(accountId);
-    if (!scopes) {
-      scopes = new Set();
-      this.refused.set(accountId, scopes);
-    }
-    scopes.add(scope);
+    this.refused.set(accountId, (this.refused.get(accountId) ?? new Set()).add(scope));
     this.dirty.add(accountId);
   }
 

@@ -4,7 +4,6 @@ import type { StateDb } from '../backend.js';
 import type { Config } from '../config/index.js';
 import { isDatabaseUnavailable } from '../errors.js';
 import type { LedgerRecords } from '../ledger/types.js';
-import { nextUtcMidnight } from '../ledger/utc-day.js';
 import type { Clock } from '../lib/clock.js';
 import type { Resolver } from '../upstreams/ssrf-guard.js';
 import { createWebhookPoster } from '../upstreams/webhook-post.js';
@@ -80,11 +79,7 @@ export async function openAlerts(config: Config, deps: AlertsDeps): Promise<Aler
     ...(s.webhook_url && s.webhook_secret ? (['webhook'] as const) : []),
     ...(mail && s.emails.length > 0 ? (['email'] as const) : []),
   ];
-  const apps = appCaps({
-    apps: d.apps,
-    spentToday: (id, scope) => d.ledger.capSpend(id, scope, 'day'),
-    resetsAt: nextUtcMidnight,
-  });
+  const apps = appCaps({ apps: d.apps, spent: (id, scope, window) => d.ledger.capSpend(id, scope, window) });
   const caps = d.caps ? allCaps(apps, d.caps) : apps;
   // Background failures, at most one line a minute: an outage of the database is logged once by the gateway.
   let lastWarn = 0;

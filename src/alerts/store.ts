@@ -159,23 +159,16 @@ class SqlAlertStore implements AlertStore {
     decide: MarkDecision,
     now: number,
   ): Promise<AlertEvent | undefined> {
+    const read = (db: StoreDb) =>
+      db
+        .selectFrom('alert_marks')
+        .select('value')
+        .where('account_id', '=', accountId)
+        .where('mark', '=', mark);
     // Most looks find the state unchanged: read it first, and only a change takes the write lock (and re-reads).
-    const seen = await this.db
-      .selectFrom('alert_marks')
-      .select('value')
-      .where('account_id', '=', accountId)
-      .where('mark', '=', mark)
-      .executeTakeFirst();
-    if (seen?.value === value) return undefined;
+    if ((await read(this.db).executeTakeFirst())?.value === value) return undefined;
     return inTransaction(this.db, async (trx) => {
-      const row = await forUpdate(
-        trx,
-        trx
-          .selectFrom('alert_marks')
-          .select('value')
-          .where('account_id', '=', accountId)
-          .where('mark', '=', mark),
-      ).executeTakeFirst();
+      const row = await forUpdate(trx, read(trx)).executeTakeFirst();
       if (row?.value === value) return undefined;
       if (row) {
         await trx

@@ -5,7 +5,7 @@ import type { LedgerRecords } from '../ledger/types.js';
 import type { Clock } from '../lib/clock.js';
 import { MICROS_PER_CENT } from '../lib/money.js';
 import type { Lifecycle } from '../run/lifecycle.js';
-import { reversalHandlers } from './reversals.js';
+import { idOf, reversalHandlers } from './reversals.js';
 import type { Settlements } from './settle.js';
 import type { BillingStore } from './store.js';
 import type { StripeClient } from './stripe-client.js';
@@ -45,9 +45,6 @@ export const HANDLED_EVENTS: readonly Stripe.Event.Type[] = [
   'charge.dispute.funds_reinstated',
   'charge.dispute.closed',
 ];
-
-const idOf = (v: string | { id: string } | null | undefined): string | undefined =>
-  typeof v === 'string' ? v : (v?.id ?? undefined);
 
 export function eventHandler(d: EventDeps) {
   const { onRefund, onDispute } = reversalHandlers(d);

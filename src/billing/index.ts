@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { Logger } from 'pino';
+import type Stripe from 'stripe';
 import type { StateDb } from '../backend.js';
 import type { BillingConfig, StripeConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
@@ -75,9 +76,7 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
     return new GatewayError(
       'upstream_unavailable',
       `The payment processor could not ${what} right now. Try again.`,
-      {
-        retryAfterSeconds: 5,
-      },
+      { retryAfterSeconds: 5 },
     );
   };
 
@@ -91,6 +90,32 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
       { idempotencyKey: `tollgate-customer-${accountId}` },
     );
     return store.linkCustomer(accountId, c.id, d.clock.now());
+  }
+
+  /** Opens Checkout (setup mode for a card, payment mode for a top-up) and records its session; returns its URL. */
+  async function checkout(
+    accountId: string,
+    purpose: SessionRow['purpose'],
+    micros: number | null,
+    what: string,
+    params: Stripe.Checkout.SessionCreateParams,
+  ): Promise<string> {
+    try {
+      const customer = await customerOf(accountId);
+      const s = await stripe.checkout.sessions.create({
+        mode: purpose === 'card' ? 'setup' : 'payment',
+        customer,
+        allowed_payment_method_types: ['card'],
+        client_reference_id: accountId,
+        ...params,
+        success_url: returnUrl(),
+        cancel_url: cancelUrl(),
+      });
+      await store.addSession(s.id, accountId, purpose, micros, d.clock.now());
+      return s.url as string;
+    } catch (err) {
+      throw unreachable(err, what);
+    }
   }
 
   return {
@@ -112,28 +137,14 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
     session: (id) => store.session(id),
     scheduler,
 
-    async startCardSetup(accountId) {
-      try {
-        const customer = await customerOf(accountId);
-        const s = await stripe.checkout.sessions.create({
-          mode: 'setup',
-          customer,
-          allowed_payment_method_types: ['card'],
-          client_reference_id: accountId,
-          metadata: { tollgate_account: accountId, tollgate_purpose: 'card' },
-          setup_intent_data: {
-            metadata: { tollgate_account: accountId },
-            description: 'tollgate: card on file, charged only for usage beyond the prepaid balance',
-          },
-          success_url: returnUrl(),
-          cancel_url: cancelUrl(),
-        });
-        await store.addSession(s.id, accountId, 'card', null, d.clock.now());
-        return s.url as string;
-      } catch (err) {
-        throw unreachable(err, 'start saving a card');
-      }
-    },
+    startCardSetup: (accountId) =>
+      checkout(accountId, 'card', null, 'start saving a card', {
+        metadata: { tollgate_account: accountId, tollgate_purpose: 'card' },
+        setup_intent_data: {
+          metadata: { tollgate_account: accountId },
+          description: 'tollgate: card on file, charged only for usage beyond the prepaid balance',
+        },
+      }),
 
     async startTopUp(accountId, micros) {
       const { topUpMinMicros: min, topUpMaxMicros: max } = d.config;
@@ -144,36 +155,23 @@ export async function createBilling(d: BillingDeps): Promise<Billing> {
           { details: { issues: [{ path: 'amount_usd', message: 'out of range' }] } },
         );
       }
-      try {
-        const customer = await customerOf(accountId);
-        const s = await stripe.checkout.sessions.create({
-          mode: 'payment',
-          customer,
-          allowed_payment_method_types: ['card'],
-          client_reference_id: accountId,
-          line_items: [
-            {
-              quantity: 1,
-              price_data: {
-                currency: 'usd',
-                unit_amount: micros / MICROS_PER_CENT,
-                product_data: { name: 'tollgate prepaid credit' },
-              },
+      return checkout(accountId, 'topup', micros, 'start a top-up', {
+        line_items: [
+          {
+            quantity: 1,
+            price_data: {
+              currency: 'usd',
+              unit_amount: micros / MICROS_PER_CENT,
+              product_data: { name: 'tollgate prepaid credit' },
             },
-          ],
-          payment_intent_data: {
-            metadata: { tollgate_account: accountId, tollgate_purpose: 'topup' },
-            description: 'tollgate prepaid credit',
           },
+        ],
+        payment_intent_data: {
           metadata: { tollgate_account: accountId, tollgate_purpose: 'topup' },
-          success_url: returnUrl(),
-          cancel_url: cancelUrl(),
-        });
-        await store.addSession(s.id, accountId, 'topup', micros, d.clock.now());
-        return s.url as string;
-      } catch (err) {
-        throw unreachable(err, 'start a top-up');
-      }
+          description: 'tollgate prepaid credit',
+        },
+        metadata: { tollgate_account: accountId, tollgate_purpose: 'topup' },
+      });
     },
 
     settleNow: (accountId) => settlements.settle(accountId, 'account_holder'),

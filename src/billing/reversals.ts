@@ -29,7 +29,8 @@ const CHARGEBACK = new Set([
   'appeal_under_review',
 ]);
 
-const idOf = (v: string | { id: string } | null | undefined): string | undefined =>
+/** The id of a Stripe field that is an id or, expanded, its object. */
+export const idOf = (v: string | { id: string } | null | undefined): string | undefined =>
   typeof v === 'string' ? v : (v?.id ?? undefined);
 
 export interface DisputeMoney {

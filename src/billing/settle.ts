@@ -51,13 +51,7 @@ export class Settlements {
     });
     if (start.kind === 'nothing_due') return 'nothing_due';
     const charge = await this.chargeFor(start.movementId, accountId, start.micros);
-    if (!charge) {
-      await this.d.money.finishSettlement(start.movementId, {
-        ok: false,
-        reason: 'there is no card on file',
-      });
-      return 'declined';
-    }
+    if (!charge) return 'declined';
     this.d.log.info(
       { account: accountId, txn: start.movementId, cents: charge.amount_cents, trigger },
       'settling',
@@ -73,10 +67,7 @@ export class Settlements {
     startedAt: number,
   ): Promise<SettleOutcome> {
     const charge = await this.chargeFor(movementId, accountId, micros);
-    if (!charge) {
-      await this.d.money.finishSettlement(movementId, { ok: false, reason: 'there is no card on file' });
-      return 'declined';
-    }
+    if (!charge) return 'declined';
     if (this.d.clock.now() - startedAt > RETRY_WINDOW_MS) {
       // Only a webhook can finish it now; the operator sees it in the logs and in Stripe.
       this.d.log.error(
@@ -117,6 +108,7 @@ export class Settlements {
     }
   }
 
+  /** The settlement's charge, fixed at its first attempt; none without a card on file: then it is declined. */
   private async chargeFor(
     movementId: string,
     accountId: string,
@@ -126,7 +118,10 @@ export class Settlements {
     if (fixed) return fixed;
     const card = await this.d.store.card(accountId);
     const customer = await this.d.store.customerOf(accountId);
-    if (!card || !customer) return undefined;
+    if (!card || !customer) {
+      await this.d.money.finishSettlement(movementId, { ok: false, reason: 'there is no card on file' });
+      return undefined;
+    }
     return this.d.store.fixSettlementCharge({
       movement_id: movementId,
       account_id: accountId,

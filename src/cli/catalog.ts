@@ -6,8 +6,7 @@ import { webRoutes } from '../engine/setup.js';
 import type { Services } from '../ports/index.js';
 import type { Availability } from '../run/availability.js';
 import { priceList } from '../run/price-list.js';
-import type { Out } from './output.js';
-import { table } from './output.js';
+import { type Out, table } from './output.js';
 
 // `tollgate catalog`: the price list of this gateway, by the same rule as every other listing (GET /api/run,
 // tools/list, /openapi.json, the server card, server-json): actions it cannot run are left out, or with

@@ -15,13 +15,10 @@ export const DATABASE_NOTE = 'database.json';
 
 /** `postgres://user:secret@host/db` → `postgres://user:***@host/db`: said in messages, never the secret. */
 export function maskedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
+  if (!URL.canParse(url)) return 'postgres://…';
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }
 
 /** One line naming the database: what the CLI prints, what `serve` logs. */
@@ -99,15 +96,12 @@ interface SocketError {
 /** A socket error of a connection to this URL's server (not to another service that failed at start). */
 function aimedAt(e: SocketError | undefined, url: string): boolean {
   if (!e || /^[0-9A-Z]{5}$/.test(e.code ?? '')) return true; // a PostgreSQL SQLSTATE: the server answered
-  try {
-    const u = new URL(url);
-    return (
-      (e.port === undefined || e.port === Number(u.port || 5432)) &&
-      (e.hostname === undefined || e.hostname === u.hostname)
-    );
-  } catch {
-    return true;
-  }
+  if (!URL.canParse(url)) return true;
+  const u = new URL(url);
+  return (
+    (e.port === undefined || e.port === Number(u.port || 5432)) &&
+    (e.hostname === undefined || e.hostname === u.hostname)
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createApiKey } from '../../auth/api-keys.js';
 import { OPERATOR_ACTOR, recordAuditEvent } from '../account/audit.js';
 import type { StoreDb } from '../db/schema.js';
-import type { ApiKeyRow, KeyLimits, KeyUsage, LedgerRecords } from '../ledger/types.js';
+import type { KeyLimits, KeyUsage, LedgerRecords } from '../ledger/types.js';
 import { nearest } from '../lib/did-you-mean.js';
 import { formatUsd } from '../lib/money.js';
 import {
@@ -152,10 +152,7 @@ export async function keysRevoke(ledger: LedgerRecords, out: Out, keyId: string)
 }
 
 async function noActiveKey(ledger: LedgerRecords, keyId: string): Promise<NotFoundError> {
-  const active = (await ledger.listApiKeys()).filter((k: ApiKeyRow) => k.revoked_at === null);
-  const near = nearest(
-    keyId,
-    active.map((k) => k.id),
-  );
+  const active = (await ledger.listApiKeys()).flatMap((k) => (k.revoked_at === null ? [k.id] : []));
+  const near = nearest(keyId, active);
   return new NotFoundError(`no active key ${keyId}${near ? ` (did you mean ${near}?)` : ''}`);
 }

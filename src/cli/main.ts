@@ -193,15 +193,8 @@ const MARK = '\u0000';
 
 function parse(argv: string[]) {
   const unmark = (v: string) => (v.startsWith(MARK) ? v.slice(1) : v);
-  const r = parseOptions(argv.map((a) => (NEGATIVE.test(a) ? MARK + a : a)));
-  for (const [k, v] of Object.entries(r.values))
-    if (typeof v === 'string') Object.assign(r.values, { [k]: unmark(v) });
-  return { values: r.values, positionals: r.positionals.map(unmark) };
-}
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
+  const r = parseArgs({
+    args: argv.map((a) => (NEGATIVE.test(a) ? MARK + a : a)),
     allowPositionals: true,
     options: {
       json: { type: 'boolean' },
@@ -223,9 +216,12 @@ function parseOptions(argv: string[]) {
       'idempotency-key': { type: 'string' },
     },
   });
+  for (const [k, v] of Object.entries(r.values))
+    if (typeof v === 'string') Object.assign(r.values, { [k]: unmark(v) });
+  return { values: r.values, positionals: r.positionals.map(unmark) };
 }
 
-type Values = ReturnType<typeof parseOptions>['values'];
+type Values = ReturnType<typeof parse>['values'];
 
 async function dispatch(
   state: StateDb,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { DataDirInUseError } from '../lib/instance-lock.js';
 import { createGateway, type Gateway } from '../main.js';
-import { databaseError, describeDatabase, noteDatabase } from './database.js';
+import { databaseError, noteDatabase } from './database.js';
 import { bootstrapOperator, deliverOperatorKey } from './first-start.js';
 import { CliError, type Out } from './output.js';
 import { checkBind, listening } from './start-checks.js';
@@ -27,21 +27,8 @@ export async function serve(
   // so a start that fails (a busy port) must not use up the "first start" that shows it.
   const bootstrap = await bootstrapOperator(gw.ledger, gw.money, config);
   const operator = bootstrap ? deliverOperatorKey(bootstrap, config.dataDir, log) : null;
-  listening(log, config, url, 1, envFile);
-  if (out.json) {
-    out.result(
-      {
-        url,
-        public_url: config.publicUrl,
-        data_dir: config.dataDir,
-        database: describeDatabase(config),
-        env_file: envFile ?? null,
-        workers: 1,
-        operator,
-      },
-      '',
-    );
-  }
+  const fields = listening(log, config, url, 1, envFile);
+  if (out.json) out.result({ ...fields, operator }, '');
   await stop.until(gw);
   return 0;
 }

@@ -44,17 +44,16 @@ export function checkBind(config: Config, log: Logger, addresses: () => string[]
   return config;
 }
 
-/** The one line that says the gateway is up, where, on what (in the log, as every other line). */
-export function listening(log: Logger, config: Config, url: string, workers: number, envFile?: string): void {
-  log.info(
-    {
-      url,
-      public_url: config.publicUrl,
-      data_dir: config.dataDir,
-      database: describeDatabase(config),
-      env_file: envFile ?? null,
-      workers,
-    },
-    `tollgate listening on ${url}${workers > 1 ? ` with ${workers} workers` : ''}`,
-  );
+/** The one line that says the gateway is up, where, on what (in the log, as every other line); its fields. */
+export function listening(log: Logger, config: Config, url: string, workers: number, envFile?: string) {
+  const fields = {
+    url,
+    public_url: config.publicUrl,
+    data_dir: config.dataDir,
+    database: describeDatabase(config),
+    env_file: envFile ?? null,
+    workers,
+  };
+  log.info(fields, `tollgate listening on ${url}${workers > 1 ? ` with ${workers} workers` : ''}`);
+  return fields;
 }

@@ -126,23 +126,17 @@ export function gatewayReadiness(
   health: Pick<DatabaseHealth, 'down' | 'watch'>,
   log: Logger,
 ) {
-  // During an outage the health logged it once; a failing ping starts one (and is logged there).
+  // During an outage the health logged it once; a failing ping (a query through the store layer) starts one (and
+  // is logged there).
   const database = async () => {
     if (health.down) throw new AlreadyLogged('database outage in progress');
     try {
-      await health.watch(pingState(state));
+      await health.watch(sql`select 1`.execute(state.stores));
     } catch (e) {
       throw health.down ? new AlreadyLogged('database outage in progress', { cause: e }) : e;
     }
   };
   return readinessRoute({ database, storage: () => storage.ready(), draining }, log);
-}
-
-const SELECT_ONE = sql`select 1`;
-
-/** Resolves when the state database answers a query (GET /readyz), through the store layer on either database. */
-export async function pingState(state: StateDb): Promise<void> {
-  await SELECT_ONE.execute(state.stores);
 }
 
 /** Unique per process start: a restarted process is a new replica (its predecessor's holds are orphans). */

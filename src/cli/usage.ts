@@ -1,4 +1,4 @@
-import { nearest } from '../lib/did-you-mean.js';
+import { didYouMean, nearest } from '../lib/did-you-mean.js';
 import { UsageError } from './output.js';
 
 // The CLI's commands, each with its usage line: `--help` prints them all; a mistake prints the one that applies.
@@ -105,9 +105,8 @@ export function checkCommand(command: string | undefined, sub: string | undefine
   if (!command) throw new UsageError('missing <command>', `${ENTRY} <command> [options] [--json]`);
   const subs = COMMANDS[command];
   if (!subs) {
-    const near = nearest(command, Object.keys(COMMANDS));
     throw new UsageError(
-      `unknown command "${command}"${near ? ` — did you mean ${near}?` : ''}`,
+      `unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}`,
       `${ENTRY} <command> [options] [--json]`,
     );
   }

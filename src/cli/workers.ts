@@ -90,20 +90,9 @@ export async function runPrimary(
         log,
       )
     : null;
-  logListening(log, config, url, n, envFile);
-  if (out.json) {
-    out.result(
-      {
-        url,
-        public_url: config.publicUrl,
-        data_dir: config.dataDir,
-        env_file: envFile ?? null,
-        workers: n,
-        operator: delivered,
-      },
-      '',
-    );
-  }
+  // The primary's JSON does not name the database (the log line does).
+  const { database: _, ...fields } = logListening(log, config, url, n, envFile);
+  if (out.json) out.result({ ...fields, operator: delivered }, '');
 
   // 3. A worker that dies is replaced (its holds are voided by the others once its lease expires), unless
   // workers keep dying: then the gateway stops rather than crash-looping.

@@ -305,11 +305,6 @@ function editDistance(a: string, b: string): number {
   return prev[b.length] as number;
 }
 
-/** zod's generic prefix says nothing the variable name does not. */
-function issueText(message: string): string {
-  return message.replace(/^Invalid (input|option): /, '');
-}
-
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -336,7 +331,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       continue;
     }
     bad.push(key);
-    for (const issue of r.error.issues) problems.push(`${key}: ${issueText(issue.message)}`);
+    // zod's generic prefix says nothing the variable name does not.
+    for (const issue of r.error.issues)
+      problems.push(`${key}: ${issue.message.replace(/^Invalid (input|option): /, '')}`);
     values[key] = schema.parse(undefined);
   }
   for (const k of Object.keys(raw)) {
@@ -349,14 +346,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env = values as Env;
   const sectionOk = (prefix: string) => !bad.some((k) => k.startsWith(prefix));
 
+  const byName = values as Record<string, string | undefined>;
   const vendors = Object.fromEntries(
     (Object.keys(VENDORS) as VendorName[]).map((v) => [
       v,
       {
-        apiKey: (env as unknown as Record<string, string | undefined>)[`TOLLGATE_${v}_API_KEY`],
-        baseUrl:
-          (env as unknown as Record<string, string | undefined>)[`TOLLGATE_${v}_BASE_URL`] ??
-          VENDORS[v].defaultBaseUrl,
+        apiKey: byName[`TOLLGATE_${v}_API_KEY`],
+        baseUrl: byName[`TOLLGATE_${v}_BASE_URL`] ?? VENDORS[v].defaultBaseUrl,
       },
     ]),
   ) as Record<VendorName, VendorConfig>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { list } from './fields.js';
 import type { Env, VendorConfig } from './index.js';
 
 // The model router section of the configuration (TOLLGATE_LLM_*): tiers, ceilings, price overrides.
@@ -66,19 +67,16 @@ export function llmCeiling() {
 }
 
 export function llmOverrides() {
-  return z.string().transform((s, ctx) => {
+  return list.transform((entries, ctx) => {
     const out: Record<string, LlmPricePair> = {};
-    for (const entry of s
-      .split(',')
-      .map((e) => e.trim())
-      .filter(Boolean)) {
+    for (const entry of entries) {
       const eq = entry.lastIndexOf('=');
       const slug = entry.slice(0, eq).trim();
       const pair = eq > 0 ? parsePricePair(entry.slice(eq + 1)) : undefined;
       if (!slug || !pair) {
         ctx.issues.push({
           code: 'custom',
-          input: s,
+          input: entries,
           message: `"${entry}": expected slug=prompt/completion in USD per million tokens, e.g. openai/gpt-5-mini=0.25/2`,
         });
         return z.NEVER;

@@ -31,13 +31,11 @@ export function storageConfig(
 ): StorageConfig {
   if (raw === undefined) return { kind: 'local' };
   const start = problems.length;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
+  if (!URL.canParse(raw)) {
     problems.push(`${VAR}: not a URL; expected ${SHAPE}`);
     return { kind: 'local' };
   }
+  const u = new URL(raw);
   if (u.protocol !== 's3:') {
     problems.push(`${VAR}: the ${u.protocol.slice(0, -1)} scheme is not supported; expected ${SHAPE}`);
   }
@@ -90,12 +88,7 @@ export function storageConfig(
 
 function endpointOf(value: string | null, problems: string[]): string | undefined {
   if (value === null) return undefined;
-  let u: URL | undefined;
-  try {
-    u = new URL(value);
-  } catch {
-    u = undefined;
-  }
+  const u = URL.canParse(value) ? new URL(value) : undefined;
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) {
     problems.push(`${VAR}: endpoint must be an http(s) URL without credentials, e.g. https://s3.example.com`);
     return undefined;

@@ -21,17 +21,6 @@ export interface MigrateResult {
   current: number;
 }
 
-/** The migrations that apply to this dialect and (SQLite) file, in version order. */
-function migrationsFor(
-  dialect: Dialect,
-  file: StateFile = 'main',
-  list: readonly Migration[] = MIGRATIONS,
-): Migration[] {
-  return list
-    .filter((m) => (dialect === 'postgres' ? true : m.only !== 'postgres' && (m.file ?? 'main') === file))
-    .sort((a, b) => a.version - b.version);
-}
-
 /**
  * Brings the database up to date. `file`: on SQLite, which of the state's files this handle is (the gateway's
  * database or the web engine's own); PostgreSQL holds everything in one database.
@@ -42,15 +31,17 @@ export async function migrate(
 ): Promise<MigrateResult> {
   const db = 'getExecutor' in target ? target : pgStoreDb(target);
   const dialect = dialectOf(db);
-  const list = migrationsFor(dialect, opts.file, opts.migrations);
+  // The migrations that apply to this dialect and (SQLite) file, in version order.
+  const file = opts.file ?? 'main';
+  const list = (opts.migrations ?? MIGRATIONS)
+    .filter((m) => dialect === 'postgres' || (m.only !== 'postgres' && (m.file ?? 'main') === file))
+    .sort((a, b) => a.version - b.version);
   const current = Math.max(0, ...list.map((m) => m.version));
   return db.connection().execute(async (c) => {
     if (dialect === 'postgres') {
       await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`.execute(c);
-      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`.execute(
-        c,
-      );
+      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now())`.execute(c);
     } else {
       await sql`CREATE TABLE IF NOT EXISTS schema_migrations (namespace TEXT NOT NULL, version INTEGER NOT NULL,
         applied_at INTEGER NOT NULL, PRIMARY KEY (namespace, version))`.execute(c);
@@ -58,7 +49,7 @@ export async function migrate(
     try {
       // Read once what is applied, so that an up-to-date database (every start, every CLI command) takes no
       // write lock; what is left is re-checked under its own transaction.
-      const done = new Set((await appliedVersions(c, dialect)).map((r) => Number(r.version)));
+      const done = new Set(await appliedVersions(c, dialect));
       const applied: MigrateResult['applied'] = [];
       for (const m of list) {
         if (done.has(m.version)) continue;
@@ -73,18 +64,16 @@ export async function migrate(
   });
 }
 
-async function appliedVersions(c: StoreDb, dialect: Dialect) {
-  const q =
-    dialect === 'postgres'
-      ? sql<{ version: number }>`SELECT version FROM schema_migrations`
-      : sql<{ version: number }>`SELECT version FROM schema_migrations WHERE namespace = ${NAMESPACE}`;
-  return (await q.execute(c)).rows;
+async function appliedVersions(c: StoreDb, dialect: Dialect): Promise<number[]> {
+  const where = dialect === 'postgres' ? sql`` : sql` WHERE namespace = ${NAMESPACE}`;
+  const r = await sql<{ version: number }>`SELECT version FROM schema_migrations${where}`.execute(c);
+  return r.rows.map((row) => Number(row.version));
 }
 
 async function applyOnce(c: StoreDb, dialect: Dialect, m: Migration): Promise<boolean> {
   await sql.raw(dialect === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN').execute(c);
   try {
-    if ((await appliedVersions(c, dialect)).some((r) => Number(r.version) === m.version)) {
+    if ((await appliedVersions(c, dialect)).includes(m.version)) {
       await sql`COMMIT`.execute(c);
       return false;
     }

@@ -105,8 +105,8 @@ export function openSqliteStores(
   prepareFile?: (raw: SqliteDb) => Promise<void>,
 ): { db: StoreDb; release(): void } {
   const key = resolve(path);
-  let file = SHARED.get(key);
-  if (!file) {
+  let held = SHARED.get(key);
+  if (!held) {
     const f: SharedFile = { refs: 0, db: undefined as unknown as StoreDb };
     f.db = sqliteStoreDb(async () => {
       const raw = openSqlite(key);
@@ -115,9 +115,8 @@ export function openSqliteStores(
       return raw;
     });
     SHARED.set(key, f);
-    file = f;
+    held = f;
   }
-  const held = file;
   held.refs++;
   let released = false;
   return {
@@ -170,20 +169,16 @@ export function dialectOf(db: StoreDb): Dialect {
  * `fn` must await nothing but its own statements.
  */
 // A transaction's own statements are kept like the compiled ones (SQLite: no prepare per transaction).
-const BEGIN_IMMEDIATE = sql`begin immediate`;
-const BEGIN = sql`begin`;
-const COMMIT = sql`commit`;
-const ROLLBACK = sql`rollback`;
-const SYNC_OFF = sql`pragma synchronous = OFF`;
-const SYNC_FULL = sql`pragma synchronous = FULL`;
-for (const text of [
-  'begin immediate',
-  'commit',
-  'rollback',
-  'pragma synchronous = OFF',
-  'pragma synchronous = FULL',
-])
+const kept = (text: string) => {
   PREPARED_SQLITE_ONLY.add(text);
+  return sql.raw(text);
+};
+const BEGIN_IMMEDIATE = kept('begin immediate');
+const BEGIN = sql`begin`;
+const COMMIT = kept('commit');
+const ROLLBACK = kept('rollback');
+const SYNC_OFF = kept('pragma synchronous = OFF');
+const SYNC_FULL = kept('pragma synchronous = FULL');
 
 /**
  * Runs `fn` in one transaction. `flush: false` (SQLite) commits it without its own fsync, for writes whose

@@ -31,12 +31,9 @@ export async function insertIfAbsent(
   now = Date.now(),
 ): Promise<boolean> {
   const t = TABLES[table];
-  const r = await (t.stamped
-    ? sql`INSERT INTO ${sql.table(table)} (name, ${sql.ref(t.value)}, created_at) VALUES (${name}, ${value}, ${now})
-        ON CONFLICT (name) DO NOTHING`
-    : sql`INSERT INTO ${sql.table(table)} (name, ${sql.ref(t.value)}) VALUES (${name}, ${value})
-        ON CONFLICT (name) DO NOTHING`
-  ).execute(db);
+  const [column, stamp] = t.stamped ? [sql`, created_at`, sql`, ${now}`] : [sql``, sql``];
+  const r = await sql`INSERT INTO ${sql.table(table)} (name, ${sql.ref(t.value)}${column})
+    VALUES (${name}, ${value}${stamp}) ON CONFLICT (name) DO NOTHING`.execute(db);
   return Number(r.numAffectedRows ?? 0) === 1;
 }
 

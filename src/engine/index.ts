@@ -140,15 +140,13 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
       },
     );
     const timer = new AbortController();
+    const pending = () => ({ kind: 'pending' as const });
     const settled = await Promise.race([
       task.then(
         (result) => ({ kind: 'done' as const, result }),
         (error: unknown) => ({ kind: 'error' as const, error }),
       ),
-      sleep(inlineMs, timer.signal).then(
-        () => ({ kind: 'pending' as const }),
-        () => ({ kind: 'pending' as const }),
-      ),
+      sleep(inlineMs, timer.signal).then(pending, pending),
     ]);
     timer.abort();
     if (settled.kind === 'done') return { id, done: true as const, result: settled.result };

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { PageFormat, PageRequest, PageResult } from '../ports/index.js';
 import type { GuardedFetcher } from '../upstreams/web-fetch.js';
-import { type BrowserPool, browserMissing } from './browser.js';
+import { type BrowserPool, browserMissing, type RenderResult } from './browser.js';
 
 // One page: plain fetch or headless render (or fetch, then render if the page needs JavaScript), then one scan
 // of the HTML for every format asked for.
@@ -12,16 +12,9 @@ export interface ScrapeDeps {
   defaultTimeoutMs: number;
 }
 
-interface Loaded {
-  url: string;
-  status: number;
-  contentType: string;
-  /** The document to convert (after scripts ran when rendered). */
-  html: string;
-  /** As the server sent it. */
-  source: string;
+/** A page as loaded: `html` is the document to convert (after scripts ran when rendered). */
+interface Loaded extends RenderResult {
   rendered: boolean;
-  screenshot?: string;
   warnings: string[];
 }
 
@@ -166,15 +159,5 @@ async function renderPage(
     cookies: req.cookies,
     screenshot,
   });
-  const out: Loaded = {
-    url: r.url,
-    status: r.status,
-    contentType: r.contentType,
-    html: r.html,
-    source: knownSource ?? r.source,
-    rendered: true,
-    warnings: [],
-  };
-  if (r.screenshot !== undefined) out.screenshot = r.screenshot;
-  return out;
+  return { ...r, source: knownSource ?? r.source, rendered: true, warnings: [] };
 }

@@ -23,6 +23,7 @@ export interface WebStack {
 }
 
 type EngineMode = 'auto' | 'vendor' | 'builtin';
+type ModeKey = `TOLLGATE_SCRAPER${'A' | 'B' | 'C'}_ENGINE`;
 type VendorKey = 'FIRECRAWL' | 'FASTCRW' | 'SCRAPINGANT';
 
 /** What the web stack reads of the gateway's Config (which satisfies it structurally). */
@@ -30,10 +31,7 @@ export interface WebStackConfig {
   upstreamTimeoutMs: number;
   upstreamConnections?: number;
   vendors: Record<VendorKey, { apiKey: string | undefined; baseUrl: string }>;
-  env: {
-    TOLLGATE_SCRAPERA_ENGINE: EngineMode;
-    TOLLGATE_SCRAPERB_ENGINE: EngineMode;
-    TOLLGATE_SCRAPERC_ENGINE: EngineMode;
+  env: Record<ModeKey, EngineMode> & {
     TOLLGATE_CHROMIUM_PATH: string;
     TOLLGATE_BROWSER_CONCURRENCY: number;
     TOLLGATE_CRAWL_CONCURRENCY: number;
@@ -44,11 +42,7 @@ export interface WebStackConfig {
   };
 }
 
-const GROUPS: Array<{
-  group: WebGroup;
-  vendor: VendorKey;
-  mode: 'TOLLGATE_SCRAPERA_ENGINE' | 'TOLLGATE_SCRAPERB_ENGINE' | 'TOLLGATE_SCRAPERC_ENGINE';
-}> = [
+const GROUPS: Array<{ group: WebGroup; vendor: VendorKey; mode: ModeKey }> = [
   { group: 'scraperA', vendor: 'FIRECRAWL', mode: 'TOLLGATE_SCRAPERA_ENGINE' },
   { group: 'scraperB', vendor: 'FASTCRW', mode: 'TOLLGATE_SCRAPERB_ENGINE' },
   { group: 'scraperC', vendor: 'SCRAPINGANT', mode: 'TOLLGATE_SCRAPERC_ENGINE' },

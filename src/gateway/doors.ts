@@ -92,15 +92,13 @@ export async function openDoors(
   const grants = new OAuthGrants(oauth.store);
   // Per-account alerts (src/alerts): thresholds looked at off the call path, deliveries sent in the background.
   // API keys' daily and monthly caps are watched beside the apps' (docs/decisions.md "Limits per API key").
-  const caps = keyCaps({
-    keys: (id) => ledger.listApiKeys(id),
-    spent: (id, scope, window) => ledger.capSpend(id, scope, window),
-  });
-  const apps = (id: string) => grants.of(id);
   const alerts = await openAlerts(config, {
     ...{ state, ledger, money, clock, log, health },
-    apps,
-    caps,
+    apps: (id) => grants.of(id),
+    caps: keyCaps({
+      keys: (id) => ledger.listApiKeys(id),
+      spent: (id, scope, window) => ledger.capSpend(id, scope, window),
+    }),
   });
   b.closers.add(() => alerts.close());
   const account = await accountPages({

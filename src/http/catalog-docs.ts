@@ -102,11 +102,7 @@ export function catalogListing(avail: ReadonlyMap<string, Availability>, mode: U
 }
 
 export function openApiDocument(publicUrl: string): unknown {
-  openapi ??= buildOpenApi(publicUrl);
-  return openapi;
-}
-
-function buildOpenApi(publicUrl: string): unknown {
+  if (openapi) return openapi;
   const paths: Record<string, unknown> = {};
   for (const a of actions) {
     const d = staticDescriptor(a.id) as Descriptor;
@@ -165,7 +161,7 @@ function buildOpenApi(publicUrl: string): unknown {
       },
     };
   }
-  return {
+  openapi = {
     openapi: '3.1.0',
     info: {
       title: 'tollgate',
@@ -206,4 +202,5 @@ function buildOpenApi(publicUrl: string): unknown {
       },
     },
   };
+  return openapi;
 }

@@ -39,40 +39,34 @@ function refuse(res: Response, e: GatewayError): void {
 export function fileRoutes(store: FileContentStore): Router {
   const r = Router();
 
+  const authorize = (req: Request, method: 'GET' | 'PUT') =>
+    store.authorize(String(req.params.file_id), method, param(req.query.expires), param(req.query.signature));
+
   r.put('/files/:file_id', async (req: Request, res: Response) => {
     let file: LinkedFile;
     try {
-      file = await store.authorize(
-        String(req.params.file_id),
-        'PUT',
-        param(req.query.expires),
-        param(req.query.signature),
-      );
+      file = await authorize(req, 'PUT');
     } catch (e) {
       return refuse(res, toGatewayError(e));
     }
     const length = req.headers['content-length'];
-    if (length === undefined || !/^\d+$/.test(length)) {
-      return refuse(
-        res,
-        new GatewayError(
-          'invalid_input',
-          `Send the bytes with a Content-Length header of exactly ${file.size_bytes} (size_bytes).`,
-          { details: { issues: [{ path: 'Content-Length', message: `must be ${file.size_bytes}` }] } },
-        ),
-      );
-    }
-    const declared = Number(length);
+    const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
     if (declared !== file.size_bytes) {
-      const code = declared > file.size_bytes ? 'payload_too_large' : 'invalid_input';
+      const details = { issues: [{ path: 'Content-Length', message: `must be ${file.size_bytes}` }] };
       return refuse(
         res,
-        new GatewayError(
-          code,
-          `The body is ${declared} bytes but the file was declared with size_bytes ${file.size_bytes}; ` +
-            'send exactly that many bytes, or create a new upload with the right size.',
-          { details: { issues: [{ path: 'Content-Length', message: `must be ${file.size_bytes}` }] } },
-        ),
+        declared === undefined
+          ? new GatewayError(
+              'invalid_input',
+              `Send the bytes with a Content-Length header of exactly ${file.size_bytes} (size_bytes).`,
+              { details },
+            )
+          : new GatewayError(
+              declared > file.size_bytes ? 'payload_too_large' : 'invalid_input',
+              `The body is ${declared} bytes but the file was declared with size_bytes ${file.size_bytes}; ` +
+                'send exactly that many bytes, or create a new upload with the right size.',
+              { details },
+            ),
       );
     }
     try {
@@ -89,12 +83,7 @@ export function fileRoutes(store: FileContentStore): Router {
   r.get('/files/:file_id', async (req: Request, res: Response) => {
     let file: LinkedFile;
     try {
-      file = await store.authorize(
-        String(req.params.file_id),
-        'GET',
-        param(req.query.expires),
-        param(req.query.signature),
-      );
+      file = await authorize(req, 'GET');
     } catch (e) {
       return sendError(res, toGatewayError(e));
     }

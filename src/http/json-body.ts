@@ -2,8 +2,7 @@ import { GatewayError } from '../errors.js';
 
 /** An error express itself raised while reading a request (the app's last-resort handler). */
 export function bodyError(err: unknown, maxBodyBytes: number): GatewayError {
-  const type = (err as { type?: string }).type;
-  switch (type) {
+  switch ((err as { type?: string }).type) {
     case 'entity.too.large':
       return new GatewayError('payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`, {
         details: { max_bytes: maxBodyBytes },

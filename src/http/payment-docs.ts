@@ -19,19 +19,21 @@ export interface PaymentDocs {
 
 export function paymentDocs(rails: Rails | undefined, publicUrl: () => string): PaymentDocs {
   const terms: Terms = new Map(actions.map((a) => [a.id as string, paymentTerms(rails, a)]));
+  const withTerms = <D extends { id: string }>(d: D): D & { payment?: PaymentTerms } => {
+    const t = terms.get(d.id);
+    return t ? { ...d, payment: t } : d;
+  };
   // The catalog's listings are memoized per availability state: the terms are added once per listing object.
   const listings = new WeakMap<object, unknown>();
   let openapi: unknown;
   const byAvailability = new Map<string, unknown>();
   return {
-    descriptor(d) {
-      const t = terms.get(d.id);
-      return t ? { ...d, payment: t } : d;
-    },
+    descriptor: withTerms,
     listing(base) {
       let l = listings.get(base as object);
       if (!l) {
-        l = withListingTerms(base, terms);
+        const b = base as { actions: Array<{ id: string }> };
+        l = { ...b, actions: b.actions.map(withTerms) };
         listings.set(base as object, l);
       }
       return l;
@@ -51,17 +53,6 @@ export function paymentDocs(rails: Rails | undefined, publicUrl: () => string): 
 }
 
 type Terms = Map<string, PaymentTerms | undefined>;
-
-function withListingTerms(listing: unknown, terms: Terms): unknown {
-  const l = listing as { actions: Array<{ id: string }> };
-  return {
-    ...l,
-    actions: l.actions.map((a) => {
-      const t = terms.get(a.id);
-      return t ? { ...a, payment: t } : a;
-    }),
-  };
-}
 
 /**
  * OpenAPI: `x-payment-info` per paid operation (the shape x402 discovery crawlers read: a fixed price mode, the

@@ -2,8 +2,6 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { trackRequest } from '../lib/request-log.js';
 
-export { trackRequest };
-
 declare global {
   namespace Express {
     interface Request {

@@ -8,6 +8,7 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import { unknownName } from '../lib/did-you-mean.js';
 import { type JsonBodyOptions, readJsonBody } from '../lib/json-body.js';
 import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
+import { trackRequest } from '../lib/request-log.js';
 import { stages } from '../lib/stage-timing.js';
 import { availability, type UnavailableListing } from '../run/availability.js';
 import { execute, type RunDeps } from '../run/execute.js';
@@ -16,7 +17,6 @@ import { RECEIPT_HEADER } from '../run/receipts.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
 import { catalogListing, descriptorOf } from './catalog-docs.js';
 import { paymentDocs } from './payment-docs.js';
-import { trackRequest } from './request-context.js';
 import { MALFORMED_PATH, sendError, sendJson } from './respond.js';
 
 // The HTTP shim: POST /api/run/{service}/{action} runs an action through src/run; GET describes it for free.
@@ -182,13 +182,9 @@ export function runRoutes(deps: RunRoutesDeps): RunRoutes {
 }
 
 function unknownAction(actionId: string): GatewayError {
+  const ids = actions.map((a) => a.id);
   return new GatewayError(
     'not_found',
-    unknownName(
-      'action',
-      actionId,
-      actions.map((a) => a.id),
-      'GET /api/run lists the catalog',
-    ),
+    unknownName('action', actionId, ids, 'GET /api/run lists the catalog'),
   );
 }

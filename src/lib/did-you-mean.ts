@@ -56,6 +56,5 @@ export function didYouMean(name: string, known: Iterable<string>): string {
  * message of a name that is not known, with the nearest known one and where the list is.
  */
 export function unknownName(kind: string, name: string, known: Iterable<string>, where: string): string {
-  const near = nearest(name, known);
-  return `Unknown ${kind} "${name}"${near === undefined ? '.' : ` — did you mean ${near}?`} ${where}.`;
+  return `Unknown ${kind} "${name}"${didYouMean(name, known) || '.'} ${where}.`;
 }

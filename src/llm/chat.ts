@@ -30,8 +30,6 @@ import type {
   PricedModel,
 } from './types.js';
 
-export type { ChatOutcome, MeteredDeps } from './types.js';
-
 // The metered execution path of the model router (docs/spec.md §4.9, §7, §8): the per-token sibling of
 // execute(), on the same lifecycle (src/run/lifecycle.ts) and call scope (src/run/call-scope.ts).
 //   1. validate the body (request rules) and resolve the model or tier to priced candidates
@@ -168,7 +166,6 @@ async function attempts(
 
   for (let i = 0; i < route.candidates.length; i++) {
     const c = route.candidates[i] as PricedModel;
-    const last = i === route.candidates.length - 1;
     let failure: AttemptFailure;
     try {
       if (req.stream) {
@@ -209,7 +206,7 @@ async function attempts(
     call.attempts.push({ model: c.id, code: failure.error.code });
     // The vendor's own text was logged where the failure was classified (src/llm/upstream.ts).
     deps.log.warn({ txn: call.hold.callId, model: c.id, code: failure.error.code }, 'model attempt failed');
-    if (!failure.fallback || last) {
+    if (!failure.fallback || i === route.candidates.length - 1) {
       await voidCall(call, failure.error.code, c.id);
       return { ok: false, streamed: false, error: summarize(failure.error, call) };
     }

@@ -9,10 +9,10 @@ import { DEFAULT_JSON_LIMITS } from '../lib/json-limits.js';
 import { trackRequest } from '../lib/request-log.js';
 import { stages } from '../lib/stage-timing.js';
 import { encodeChallenge, encodeReceipt } from '../run/x402/codec.js';
-import type { ChatRunner, MeteredDeps } from './chat.js';
+import type { ChatRunner } from './chat.js';
 import { sendOpenAiError, sseErrorEvent, writeJson } from './openai-errors.js';
 import type { LlmRouter } from './router.js';
-import type { ChatStreamSink } from './types.js';
+import type { ChatStreamSink, MeteredDeps } from './types.js';
 import { memoByLoad, modelsView, pricingView } from './views.js';
 
 // The model router door at /api/llm/v1 (docs/spec.md §4.9): OpenAI wire format in and out, errors as OpenAI-style
@@ -129,14 +129,12 @@ export function llmRoutes(deps: LlmRoutesDeps): LlmRoutes {
 
   r.use(LLM_BASE, (req, res) => {
     const known = ['/chat/completions', '/pricing', '/models'].includes(req.path);
-    if (known) res.setHeader('Allow', req.path === '/chat/completions' ? 'POST' : 'GET');
+    const method = req.path === '/chat/completions' ? 'POST' : 'GET';
+    if (known) res.setHeader('Allow', method);
     sendOpenAiError(
       res,
       known
-        ? new GatewayError(
-            'method_not_allowed',
-            `Use ${req.path === '/chat/completions' ? 'POST' : 'GET'} ${LLM_BASE}${req.path}.`,
-          )
+        ? new GatewayError('method_not_allowed', `Use ${method} ${LLM_BASE}${req.path}.`)
         : new GatewayError(
             'not_found',
             `No route ${req.method} ${LLM_BASE}${req.path}: the model router serves POST /chat/completions, GET /models and GET /pricing.`,

@@ -180,15 +180,14 @@ async function capture(
   const captured = await call.hold.capture(amount, { provider: served, meta: { ...meta, ...x402 } });
   // Not recorded (the database did not answer): uncharged, and no receipt the ledger could not vouch for.
   if (captured === undefined) return { micros: 0, paymentResponse };
-  const micros = captured;
   const receipt = signReceipt(call.deps, {
     transactionId: call.hold.callId,
     action: LLM_ACTION,
-    chargedMicros: micros,
+    chargedMicros: captured,
     principal: call.principal,
     x402: settlementOf(x402),
   });
-  return { micros, receipt, paymentResponse };
+  return { micros: captured, receipt, paymentResponse };
 }
 
 export function voidCall(call: Call, errorCode: string, model: string): Promise<void> {

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.js';
+import { type ErrorCode, type ErrorOptions, GatewayError } from '../errors.js';
 import { linkSignals } from '../lib/abort.js';
-import { isUndiciTimeout, UpstreamPool } from '../lib/upstream-pool.js';
+import { isUndiciTimeout, type ResponseData, UpstreamPool } from '../lib/upstream-pool.js';
 import { sseEvents } from './sse.js';
 import { isErrorChunk, parseChunk } from './stream.js';
-import type { AttemptFailure, CompletionAttempt, StreamAttempt } from './types.js';
+import type { AttemptFailure, CompletionAttempt, SseEvent, StreamAttempt } from './types.js';
 
 // The model router's upstream: any OpenAI-compatible aggregator (OpenRouter by default), over a pooled undici
 // dispatcher. Failures before anything reached the caller are classified by fault and by whether the next
@@ -80,13 +80,7 @@ export class LlmUpstream {
         bodyTimeout: opts.timeoutMs,
       });
       const text = await res.body.text();
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        return this.failed(
-          classifyStatus(res.statusCode, retryAfter(res.headers['retry-after'])),
-          model,
-          text,
-        );
-      }
+      if (res.statusCode < 200 || res.statusCode >= 300) return this.rejected(res, model, text);
       const json = parseChunk(text);
       if (json === undefined) return this.failed(badResponse(), model, text);
       if (isErrorChunk(json)) return this.failed(classifyErrorObject(json.error), model, text);
@@ -118,37 +112,27 @@ export class LlmUpstream {
         headersTimeout: opts.firstByteTimeoutMs + 1_000,
         bodyTimeout: STALL_TIMEOUT_MS,
       });
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        const text = await res.body.text();
-        return this.failed(
-          classifyStatus(res.statusCode, retryAfter(res.headers['retry-after'])),
-          model,
-          text,
-        );
-      }
+      if (res.statusCode < 200 || res.statusCode >= 300)
+        return this.rejected(res, model, await res.body.text());
       const events = sseEvents(res.body);
-      for (;;) {
+      let ev: SseEvent;
+      do {
         const r = await events.next();
         if (r.done) {
           linked.abort();
           return this.failed(badResponse(), model, 'stream ended before any data');
         }
-        const ev = r.value;
-        if (ev.data === undefined) continue;
-        const json = ev.data === '[DONE]' ? undefined : parseChunk(ev.data);
-        if (json === undefined) {
-          linked.abort();
-          return this.failed(badResponse(), model, ev.data);
-        }
-        if (isErrorChunk(json)) {
-          linked.abort();
-          return this.failed(classifyErrorObject(json.error), model, ev.data);
-        }
-        // Under way: the first-byte deadline no longer applies; the call's signal still aborts it.
-        begun = true;
-        linked.clearDeadline();
-        return { ok: true, first: ev, firstJson: json, events, abort: () => linked.abort() };
+        ev = r.value;
+      } while (ev.data === undefined);
+      const json = ev.data === '[DONE]' ? undefined : parseChunk(ev.data);
+      if (json === undefined || isErrorChunk(json)) {
+        linked.abort();
+        return this.failed(json ? classifyErrorObject(json.error) : badResponse(), model, ev.data);
       }
+      // Under way: the first-byte deadline no longer applies; the call's signal still aborts it.
+      begun = true;
+      linked.clearDeadline();
+      return { ok: true, first: ev, firstJson: json, events, abort: () => linked.abort() };
     } catch (e) {
       if (opts.signal.aborted) throw opts.signal.reason ?? e;
       const f = linked.timedOut
@@ -158,6 +142,11 @@ export class LlmUpstream {
     } finally {
       if (!begun) linked.dispose();
     }
+  }
+
+  /** A non-2xx answer, classified by its status; the vendor's text is only logged. */
+  private rejected(res: ResponseData, model: string, text: string): AttemptFailure {
+    return this.failed(classifyStatus(res.statusCode, retryAfter(res.headers['retry-after'])), model, text);
   }
 
   private failed(f: AttemptFailure, model: string, cause: unknown): AttemptFailure {
@@ -176,111 +165,87 @@ function retryAfter(v: string | string[] | undefined): number | undefined {
   return v !== undefined && Number.isFinite(n) && n >= 0 ? Math.ceil(n) : undefined;
 }
 
-const fail = (error: GatewayError, fallback: boolean): AttemptFailure => ({ ok: false, error, fallback });
+const fail = (code: ErrorCode, message: string, fallback: boolean, opts?: ErrorOptions): AttemptFailure => ({
+  ok: false,
+  error: new GatewayError(code, message, opts),
+  fallback,
+});
 
 /** The upstream's HTTP status (or the `code` of an error it sent inside a 200) → our error, and fallback. */
 export function classifyStatus(status: number, retryAfterSeconds?: number): AttemptFailure {
   if (status === 400 || status === 413 || status === 422) {
     return fail(
-      new GatewayError(
-        'upstream_rejected',
-        `The model provider rejected the request (HTTP ${status}): check the messages, the parameters and ` +
-          "the model's context length. Nothing was charged.",
-        { details: { upstream_status: status } },
-      ),
+      'upstream_rejected',
+      `The model provider rejected the request (HTTP ${status}): check the messages, the parameters and ` +
+        "the model's context length. Nothing was charged.",
       false,
+      { details: { upstream_status: status } },
     );
   }
   if (status === 401 || status === 402) {
     // Our key or our upstream credit: every model would fail alike, so no fallback; the operator must act.
     return fail(
-      new GatewayError(
-        'upstream_unavailable',
-        "The model provider refused the gateway's account; the operator has been alerted. Nothing was charged.",
-        { retryAfterSeconds: 60 },
-      ),
+      'upstream_unavailable',
+      "The model provider refused the gateway's account; the operator has been alerted. Nothing was charged.",
       false,
+      { retryAfterSeconds: 60 },
     );
   }
   if (status === 403) {
     return fail(
-      new GatewayError(
-        'upstream_rejected',
-        'The model provider refused this request (moderation or policy). Nothing was charged.',
-        { details: { upstream_status: status } },
-      ),
+      'upstream_rejected',
+      'The model provider refused this request (moderation or policy). Nothing was charged.',
       false,
+      { details: { upstream_status: status } },
     );
   }
   if (status === 404) {
-    return fail(
-      new GatewayError('upstream_unavailable', 'The model is not available right now. Nothing was charged.', {
-        retryAfterSeconds: 30,
-      }),
-      true,
-    );
+    return fail('upstream_unavailable', 'The model is not available right now. Nothing was charged.', true, {
+      retryAfterSeconds: 30,
+    });
   }
   if (status === 408 || status === 504) return timeoutFailure(`HTTP ${status}`);
   if (status === 429) {
     // Their rate limit on the gateway, not the caller's: 503, so it is never mistaken for our daily cap (429).
     return fail(
-      new GatewayError(
-        'upstream_busy',
-        'The model provider is rate-limiting the gateway; retry shortly. Nothing was charged.',
-        { retryAfterSeconds: retryAfterSeconds ?? 5 },
-      ),
+      'upstream_busy',
+      'The model provider is rate-limiting the gateway; retry shortly. Nothing was charged.',
       true,
+      { retryAfterSeconds: retryAfterSeconds ?? 5 },
     );
   }
   if (status >= 500) {
-    return fail(
-      new GatewayError('upstream_error', `The model provider failed (HTTP ${status}); nothing was charged.`, {
-        retryAfterSeconds,
-      }),
-      true,
-    );
+    return fail('upstream_error', `The model provider failed (HTTP ${status}); nothing was charged.`, true, {
+      retryAfterSeconds,
+    });
   }
   return fail(
-    new GatewayError(
-      'upstream_rejected',
-      `The model provider rejected the request (HTTP ${status}). Nothing was charged.`,
-      {
-        details: { upstream_status: status },
-      },
-    ),
+    'upstream_rejected',
+    `The model provider rejected the request (HTTP ${status}). Nothing was charged.`,
     false,
+    { details: { upstream_status: status } },
   );
 }
 
 function classifyErrorObject(err: unknown): AttemptFailure {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'number' && code >= 400 && code < 600) return classifyStatus(code);
-  return fail(new GatewayError('upstream_error', 'The model failed; nothing was charged.'), true);
+  return fail('upstream_error', 'The model failed; nothing was charged.', true);
 }
 
 function badResponse(): AttemptFailure {
   return fail(
-    new GatewayError(
-      'bad_response',
-      'The model provider answered in an unexpected shape; nothing was charged.',
-    ),
+    'bad_response',
+    'The model provider answered in an unexpected shape; nothing was charged.',
     true,
   );
 }
 
 function timeoutFailure(what: string): AttemptFailure {
-  return fail(
-    new GatewayError('upstream_timeout', `The model did not answer in time (${what}); nothing was charged.`),
-    true,
-  );
+  return fail('upstream_timeout', `The model did not answer in time (${what}); nothing was charged.`, true);
 }
 
 function networkFailure(e: unknown, timeoutMs: number): AttemptFailure {
-  if (isUndiciTimeout(e)) {
-    return timeoutFailure(`${Math.round(timeoutMs / 1000)}s`);
-  }
-  return fail(
-    new GatewayError('upstream_error', 'The model provider could not be reached; nothing was charged.'),
-    true,
-  );
+  if (isUndiciTimeout(e)) return timeoutFailure(`${Math.round(timeoutMs / 1000)}s`);
+  return fail('upstream_error', 'The model provider could not be reached; nothing was charged.', true);
 }

@@ -1,4 +1,4 @@
-import { millionthsToDecimal } from './cost.js';
+import { type ModelPrice, millionthsToDecimal } from './cost.js';
 import type { PriceCatalog } from './pricing.js';
 import { DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP } from './request.js';
 import { TIER_IDS, type TiersConfig, tierView } from './router.js';
@@ -14,10 +14,7 @@ interface PriceRow {
   image_usd?: string;
 }
 
-function row(
-  id: string,
-  p: { promptPerM: number; completionPerM: number; requestMicros: number; imageMicros: number },
-) {
+function row(id: string, p: ModelPrice): PriceRow {
   const r: PriceRow = {
     id,
     prompt_usd_per_m: millionthsToDecimal(p.promptPerM),

@@ -25,7 +25,7 @@ import { RECEIPT_META_KEY } from '../run/receipts.js';
 import type { CallRegistry } from './cancellations.js';
 import { DESCRIBE_TOOL, describeAction, RUN_TOOL, runTarget } from './compact.js';
 import { actionForTool, IDEMPOTENCY_META_KEY } from './tools.js';
-import { type AskContext, askForFix, resumeTopUp, type TopUpDeps } from './top-up.js';
+import { askForFix, resumeTopUp, type TopUpDeps } from './top-up.js';
 
 // tools/call: translate MCP to `execute` and back. Validation, prices, holds and charges are src/run's; this
 // file only finds the action, carries the caller, the idempotency key, progress and cancellation across, and
@@ -95,12 +95,8 @@ export function callTool(
   });
 }
 
-let names: string[] | undefined;
 /** Every tool name a call may use: the catalog's and the compact set's. */
-function toolNames(): string[] {
-  names ??= [...actions.map((a) => a.toolName), DESCRIBE_TOOL, RUN_TOOL];
-  return names;
-}
+const TOOL_NAMES = [...actions.map((a) => a.toolName), DESCRIBE_TOOL, RUN_TOOL];
 
 export async function runToolCall(
   deps: CallDeps,
@@ -124,12 +120,11 @@ export async function runToolCall(
   if (!action) {
     throw new ProtocolError(
       ProtocolErrorCode.InvalidParams,
-      `${unknownName('tool', params.name, toolNames(), 'tools/list lists the tools')} Nothing was charged.`,
+      `${unknownName('tool', params.name, TOOL_NAMES, 'tools/list lists the tools')} Nothing was charged.`,
     );
   }
   try {
-    const args = input;
-    const violation = checkJsonLimits(args, DEFAULT_JSON_LIMITS);
+    const violation = checkJsonLimits(input, DEFAULT_JSON_LIMITS);
     if (violation) {
       const what = violation.kind === 'depth' ? 'nested deeper than' : 'made of more elements than';
       return mcpErrorResult(
@@ -146,12 +141,12 @@ export async function runToolCall(
     const { topUp } = deps;
     const resumed =
       topUp && call.requestState !== undefined && principal.kind !== 'anonymous'
-        ? await resumeTopUp(topUp, deps.run.ledger, principal, callerKey(principal), askContext(call))
+        ? await resumeTopUp(topUp, deps.run.ledger, principal, callerKey(principal), call)
         : undefined;
     // The same entry as the HTTP door: an account pays from its balance; an anonymous caller of a paid tool pays
     // through a rail (the x402 payment or MPP credential in _meta), or gets the challenges.
     const outcome = await withCancellation(deps, call, (abort) =>
-      execute(deps.run, action.id, args, principal, {
+      execute(deps.run, action.id, input, principal, {
         idempotencyKey: key,
         ...abort,
         onProgress: progressSender(call),
@@ -165,8 +160,7 @@ export async function runToolCall(
     if (topUp && !outcome.ok && principal.kind !== 'anonymous') {
       const fix = fixOf(outcome.error);
       if (fix) {
-        const caller = callerKey(principal);
-        return await askForFix(topUp, caller, action, outcome.error, fix, askContext(call), resumed);
+        return await askForFix(topUp, callerKey(principal), action, outcome.error, fix, call, resumed);
       }
     }
     return paidResult(outcome);
@@ -177,17 +171,6 @@ export async function runToolCall(
     if (error.code === 'internal') deps.run.log.error({ err: e, tool: params.name }, 'mcp tools/call failed');
     return mcpErrorResult(error);
   }
-}
-
-function askContext(call: ToolCall): AskContext {
-  return {
-    era: call.era,
-    capabilities: call.capabilities,
-    inputResponses: call.inputResponses,
-    requestState: call.requestState,
-    tool: call.params.name,
-    signal: call.signal,
-  };
 }
 
 /**

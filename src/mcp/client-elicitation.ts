@@ -10,10 +10,7 @@
 
 /** True when a capabilities object declares URL-mode elicitation (`elicitation: { url: {} }`). */
 export function declaresUrlElicitation(capabilities: unknown): boolean {
-  if (typeof capabilities !== 'object' || capabilities === null) return false;
-  const elicitation = (capabilities as { elicitation?: unknown }).elicitation;
-  if (typeof elicitation !== 'object' || elicitation === null) return false;
-  const url = (elicitation as { url?: unknown }).url;
+  const url = (capabilities as { elicitation?: { url?: unknown } } | null | undefined)?.elicitation?.url;
   return typeof url === 'object' && url !== null;
 }
 

@@ -6,13 +6,8 @@ import type { UnavailableListing } from '../run/availability.js';
 import type { RunDeps } from '../run/execute.js';
 import type { McpTopUp } from '../run/top-up.js';
 import { CallRegistry } from './cancellations.js';
-import {
-  MCP_PATH,
-  MCP_X402_PATH,
-  RESOURCE_METADATA_PATH,
-  SERVER_CARD_PATH,
-  WELL_KNOWN_SERVER_CARD_PATH,
-} from './paths.js';
+import * as paths from './paths.js';
+import { MCP_PATH } from './paths.js';
 import type { SdkDoor } from './sdk-door.js';
 
 // The MCP door, as the composition root mounts it. The MCP SDK (and everything built on it: the tool list, the
@@ -22,14 +17,8 @@ import type { SdkDoor } from './sdk-door.js';
 
 export { MCP_PATH } from './paths.js';
 
-/** The door's express paths; anything else never loads the SDK. */
-const PATHS = [
-  MCP_PATH,
-  MCP_X402_PATH,
-  RESOURCE_METADATA_PATH,
-  SERVER_CARD_PATH,
-  WELL_KNOWN_SERVER_CARD_PATH,
-];
+/** The door's express paths (every one ./paths.ts names); anything else never loads the SDK. */
+const PATHS = Object.values(paths);
 
 export interface McpDoorDeps {
   run: RunDeps;

@@ -34,7 +34,7 @@ import { actionForTool } from './tools.js';
 
 const MODERN = '2026-07-28';
 const LEGACY = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const ENVELOPE = {
   version: 'io.modelcontextprotocol/protocolVersion',
   clientInfo: 'io.modelcontextprotocol/clientInfo',
@@ -212,9 +212,8 @@ function send(res: ServerResponse, modern: boolean, message: unknown): void {
 
 function sendText(res: ServerResponse, modern: boolean, json: string): void {
   if (modern) {
-    const text = json;
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
     return;
   }
   const text = `event: message\ndata: ${json}\n\n`;

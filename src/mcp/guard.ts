@@ -56,15 +56,9 @@ export function mcpGuard(lists: GuardLists) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const { hosts, origins } = names();
     const host = validateHostHeader(req.headers.host, hosts);
-    if (!host.ok) {
-      refuse(res, host.message);
-      return;
-    }
+    if (!host.ok) return void refuse(res, host.message);
     const origin = validateOriginHeader(req.headers.origin, origins);
-    if (!origin.ok) {
-      refuse(res, origin.message);
-      return;
-    }
+    if (!origin.ok) return void refuse(res, origin.message);
     if (origin.origin !== undefined) {
       // An allowed browser client (MCP Inspector's web UI) needs CORS, including for the 401 challenge.
       res.setHeader('Access-Control-Allow-Origin', origin.origin);

@@ -1,5 +1,5 @@
-// Where the MCP door lives. Its own module so that what describes the door (the server card, server.json) can
-// name its URLs without importing the door.
+// Where the MCP door lives: the door mounts every path named here (./door.ts). Its own module so that what
+// describes the door (the server card, server.json) can name its URLs without importing the door.
 
 export const MCP_PATH = '/mcp';
 /**

@@ -23,7 +23,7 @@ import { callerKey } from './call.js';
 import type { CallRegistry } from './cancellations.js';
 import { LegacyElicitation } from './client-elicitation.js';
 import type { McpDoorDeps } from './door.js';
-import { type FastToolsCall, fastToolsCall } from './fast-call.js';
+import { type FastToolsCall, fastToolsCall, JSON_TYPE } from './fast-call.js';
 import { allowedNames, mcpGuard } from './guard.js';
 import { MCP_PATH, MCP_X402_PATH, RESOURCE_METADATA_PATH } from './paths.js';
 import { SERVER_INFO, SERVER_NAME, serverFactory } from './server.js';
@@ -136,11 +136,7 @@ export function createSdkDoor(deps: McpDoorDeps, calls: CallRegistry): SdkDoor {
   );
   router.all(
     MCP_X402_PATH,
-    mcpGuard({
-      allowedHosts: deps.allowedHosts,
-      allowedOrigins: deps.allowedOrigins,
-      publicUrl: deps.publicUrl,
-    }),
+    mcpGuard(guardLists),
     jsonBody(deps.maxBodyBytes),
     (req: Request, res: Response) => {
       // Credentials sent here are ignored on purpose: this endpoint is for wallets, /mcp for accounts.
@@ -232,7 +228,7 @@ function jsonBody(maxBodyBytes: number) {
   return (req: Request, res: Response, next: NextFunction) => {
     // Read already by the fast path (./fast-call.ts), which handed this request on.
     if (req.body !== undefined) return next();
-    if (req.method !== 'POST' || !JSON_CONTENT.test(req.headers['content-type'] ?? '')) return next();
+    if (req.method !== 'POST' || !JSON_TYPE.test(req.headers['content-type'] ?? '')) return next();
     readJsonBody(req, opts).then(
       (body) => {
         req.body = body;
@@ -265,8 +261,6 @@ const BODY_ERRORS: Partial<Record<string, (message: string) => [number, number, 
   invalid_input: (m) => [400, -32600, `Invalid request: ${m}`],
   unsupported_media_type: (m) => [415, -32000, m],
 };
-
-const JSON_CONTENT = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
   const text = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });

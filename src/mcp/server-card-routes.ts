@@ -1,19 +1,14 @@
 import { type Request, type Response, Router } from 'express';
 import { sha256Hex } from '../lib/hash.js';
 import { SERVER_CARD_PATH, WELL_KNOWN_SERVER_CARD_PATH } from './paths.js';
-import { SERVER_CARD_MEDIA_TYPE, serverCard } from './server-card.js';
+import { type CardSource, SERVER_CARD_MEDIA_TYPE, serverCard } from './server-card.js';
 
 // The server card over HTTP, as the experimental extension asks: its media type, public and cacheable for an
 // hour, an ETag with If-None-Match → 304, CORS for browser clients (public, read-only metadata). Built once per
 // public URL and availability (fixed in production; tests learn the URL once listening), served from memory.
 
-export interface ServerCardRouteDeps {
+export interface ServerCardRouteDeps extends Omit<CardSource, 'publicUrl' | 'tools' | 'unavailable'> {
   publicUrl: () => string;
-  name: string | undefined;
-  version: string;
-  x402: boolean;
-  /** Other accountless rails on /mcp/x402 (MPP, x402 sessions). */
-  rails?: readonly string[] | undefined;
   /** The tools the gateway lists now, and a key that changes with them (its availability). */
   tools: () => { key: string; names: ReadonlySet<string>; unavailable?: Record<string, string> | undefined };
 }

@@ -96,23 +96,25 @@ function catalogMeta(source: CardSource): Record<string, unknown> {
   };
 }
 
-export function serverCard(source: CardSource & { publicUrl: string }): Record<string, unknown> {
-  const remote = (path: string, headers: unknown[]) => ({
+/** The streamable-HTTP endpoints: /mcp (API key or OAuth) and, when `x402`, the accountless /mcp/x402. */
+function remotes(base: string, x402: boolean, extra: Record<string, unknown>): unknown[] {
+  const remote = (path: string, headers?: unknown[]) => ({
     type: 'streamable-http',
-    url: `${source.publicUrl}${path}`,
-    ...(headers.length > 0 ? { headers } : {}),
-    supportedProtocolVersions: [...PROTOCOL_VERSIONS],
+    url: `${base}${path}`,
+    ...(headers ? { headers } : {}),
+    ...extra,
   });
+  return [remote(MCP_PATH, [AUTHORIZATION_HEADER]), ...(x402 ? [remote(MCP_X402_PATH)] : [])];
+}
+
+export function serverCard(source: CardSource & { publicUrl: string }): Record<string, unknown> {
   return {
     $schema: SERVER_CARD_SCHEMA,
     name: serverName(source),
     version: source.version,
     description: description(),
     title: TITLE,
-    remotes: [
-      remote(MCP_PATH, [AUTHORIZATION_HEADER]),
-      ...(accountless(source) ? [remote(MCP_X402_PATH, [])] : []),
-    ],
+    remotes: remotes(source.publicUrl, accountless(source), { supportedProtocolVersions: PROTOCOL_VERSIONS }),
     _meta: { [CARD_META_KEY]: catalogMeta(source) },
   };
 }
@@ -129,19 +131,13 @@ export function registryEntry(source: CardSource): Record<string, unknown> {
           placeholder: 'gateway.example.com',
         },
       };
-  const remote = (path: string, headers: unknown[]) => ({
-    type: 'streamable-http',
-    url: `${base}${path}`,
-    ...(headers.length > 0 ? { headers } : {}),
-    ...(variables ? { variables } : {}),
-  });
   return {
     $schema: SERVER_JSON_SCHEMA,
     name: serverName(source),
     title: TITLE,
     description: description(),
     version: source.version,
-    remotes: [remote(MCP_PATH, [AUTHORIZATION_HEADER]), ...(source.x402 ? [remote(MCP_X402_PATH, [])] : [])],
+    remotes: remotes(base, source.x402, variables ? { variables } : {}),
     _meta: { [REGISTRY_META_KEY]: catalogMeta(source) },
   };
 }

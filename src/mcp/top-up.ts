@@ -41,16 +41,16 @@ const MAX_ASKS = 3;
 /** How long a sealed state is accepted: the host's consent dialog and the payment page take a person a while. */
 const STATE_TTL_MS = 30 * 60_000;
 
-/** What the door knows about the client of one call (./call.ts ToolCall). */
+/** What the door knows about the client of one call (a ./call.ts ToolCall). */
 export interface AskContext {
-  era: 'modern' | 'legacy' | undefined;
+  era?: 'modern' | 'legacy' | undefined;
   /** 2026-07-28: the request envelope's client capabilities. */
-  capabilities: unknown;
+  capabilities?: unknown;
   /** 2026-07-28 retries: the answers and the state echoed back. */
-  inputResponses: Record<string, unknown> | undefined;
-  requestState: string | undefined;
-  /** The tool name called (the state is valid for this tool only). */
-  tool: string;
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
+  /** The tool called (the state is valid for this tool only). */
+  params: { name: string };
   signal: AbortSignal;
 }
 
@@ -86,7 +86,7 @@ export async function resumeTopUp(
 ): Promise<Resumed | undefined> {
   if (ctx.era !== 'modern' || ctx.requestState === undefined) return undefined;
   const state = unseal(await deps.key(), ctx.requestState);
-  if (!state || state.c !== callerHash(caller) || state.t !== ctx.tool || state.x < Date.now())
+  if (!state || state.c !== callerHash(caller) || state.t !== ctx.params.name || state.x < Date.now())
     return undefined;
   const answer = ctx.inputResponses?.[TOP_UP_INPUT] as { action?: unknown } | undefined;
   const accepted = answer?.action === 'accept';
@@ -131,7 +131,7 @@ export async function askForFix(
     const needs = fix.action === 'raise_limit' ? 0 : Number(error.details?.required_micros ?? 0);
     const state: State = {
       c: callerHash(caller),
-      t: ctx.tool,
+      t: ctx.params.name,
       n: needs,
       a: asked,
       x: Date.now() + STATE_TTL_MS,

@@ -29,11 +29,7 @@ abstract class Family<C extends { labels: Labels }> {
     const key = values.join('\u0000');
     let c = this.children.get(key);
     if (c === undefined) {
-      const labels: Labels = {};
-      this.labelNames.forEach((n, i) => {
-        labels[n] = values[i] ?? '';
-      });
-      c = this.make(labels);
+      c = this.make(Object.fromEntries(this.labelNames.map((n, i) => [n, values[i] ?? ''])));
       this.children.set(key, c);
     }
     return c;

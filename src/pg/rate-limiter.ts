@@ -1,14 +1,15 @@
 import type { PgPool } from './pool.js';
 
-/**
- * The per-account rate limit (src/run/rate-limit.ts) of replicas sharing one PostgreSQL, shared by every replica on one PostgreSQL (table `rate_buckets`): one UPSERT refills the bucket in SQL from
- * the time since its last take, takes a token if there is one, and says whether it did, in one round trip. The
- * row lock serializes replicas taking from one bucket, so a burst is N calls in total, not N per replica.
- * `at` only moves forward, so replicas whose clocks differ slightly never mint tokens out of the skew.
- */
 /** The bucket's tokens now: what it had plus the refill since its last take, capped at the burst ($2 burst, $3 now, $4 rate). */
 const REFILLED = 'least($2::float8, r.tokens + greatest(0, $3::bigint - r.at) / 1000.0 * $4::float8)';
 
+/**
+ * The per-account rate limit (src/run/rate-limit.ts) shared by every replica on one PostgreSQL (table
+ * `rate_buckets`): one UPSERT refills the bucket in SQL from the time since its last take, takes a token if there
+ * is one, and says whether it did, in one round trip. The row lock serializes replicas taking from one bucket, so
+ * a burst is N calls in total, not N per replica. `at` only moves forward, so replicas whose clocks differ
+ * slightly never mint tokens out of the skew.
+ */
 export class PgRateLimiter {
   private sweeps = 0;
 

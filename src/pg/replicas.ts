@@ -37,21 +37,19 @@ export class ReplicaLease {
       [this.opts.replicaId, now, now + this.opts.leaseMs],
     );
     if (this.closed) return;
-    this.timer = setInterval(
-      () => {
-        this.renewing = this.renew().then(
-          () => {
-            this.failing = false;
-          },
-          (err: unknown) => {
-            // Said once a streak: renewals run every third of the lease, and an outage fails them all.
-            if (!this.failing) this.opts.onError?.(err);
-            this.failing = true;
-          },
-        );
-      },
-      Math.max(1, Math.floor(this.opts.leaseMs / 3)),
-    );
+    const every = Math.max(1, Math.floor(this.opts.leaseMs / 3));
+    this.timer = setInterval(() => {
+      this.renewing = this.renew().then(
+        () => {
+          this.failing = false;
+        },
+        (err: unknown) => {
+          // Said once a streak: renewals run every third of the lease, and an outage fails them all.
+          if (!this.failing) this.opts.onError?.(err);
+          this.failing = true;
+        },
+      );
+    }, every);
     // The lease never keeps the process alive on its own.
     this.timer.unref();
   }

@@ -1,18 +1,13 @@
-import { type Availability, catalogAvailability } from '../../tools/availability.js';
-import type { Services } from '../../tools/context.js';
+import type { Availability } from '../../tools/availability.js';
 
 // The doors' view of which actions this gateway can run now (tools/availability.ts decides, from the same
 // prechecks a call runs). Listings leave the others out, or mark them when the operator asks
 // (TOLLGATE_LIST_UNAVAILABLE=mark), so agents do not spend turns on guaranteed 503s.
 
-export type { Availability };
+export { type Availability, catalogAvailability as availability } from '../../tools/availability.js';
 
 /** hide: unavailable actions are left out of listings; mark: listed with `available: false` and the reason. */
 export type UnavailableListing = 'hide' | 'mark';
-
-export function availability(services: Services): ReadonlyMap<string, Availability> {
-  return catalogAvailability(services);
-}
 
 /** A stable key of the current availability, to reuse listings built for the same state. */
 export function availabilityKey(map: ReadonlyMap<string, Availability>): string {

@@ -24,16 +24,12 @@ export interface ScopeDeps {
 export async function admit(deps: ScopeDeps, principal: Principal): Promise<void> {
   deps.health?.admit();
   if (principal.kind !== 'anonymous') await deps.rateLimiter?.take(principal.accountId);
-  if (!deps.inflight.accepting) {
-    throw new GatewayError(
-      'shutting_down',
-      'The gateway is shutting down; retry shortly. Nothing was charged.',
-      {
-        retryAfterSeconds: 5,
-      },
-    );
-  }
+  if (!deps.inflight.accepting)
+    throw shuttingDown('The gateway is shutting down; retry shortly. Nothing was charged.');
 }
+
+const shuttingDown = (message: string) =>
+  new GatewayError('shutting_down', message, { retryAfterSeconds: 5 });
 
 export interface CallScope {
   /** Aborted when the caller leaves, the gateway stops, or the deadline passes. */
@@ -75,15 +71,7 @@ export function openScope(
       if (e instanceof GatewayError || !linked.signal.aborted) return e;
       if (linked.timedOut)
         return new GatewayError('upstream_timeout', `${timeoutMessage}; nothing was charged.`);
-      if (stopping) {
-        return new GatewayError(
-          'shutting_down',
-          'The gateway shut down during the call; nothing was charged.',
-          {
-            retryAfterSeconds: 5,
-          },
-        );
-      }
+      if (stopping) return shuttingDown('The gateway shut down during the call; nothing was charged.');
       return new GatewayError('cancelled', 'The call was cancelled; nothing was charged.');
     },
     dispose: () => {

@@ -37,8 +37,7 @@ export class DatabaseHealth {
 
   /** Looks at a failure: one that means the database does not answer starts (or continues) an outage. */
   report(e: unknown): void {
-    if (!isDatabaseUnavailable(e) || this.closed) return;
-    if (this.downSince !== undefined) return;
+    if (!isDatabaseUnavailable(e) || this.closed || this.downSince !== undefined) return;
     this.downSince = Date.now();
     this.log.error(
       { err: e },

@@ -40,10 +40,8 @@ export class Inflight {
   track<T>(p: Promise<T>): Promise<T> {
     this.started++;
     this.running.add(p);
-    p.then(
-      () => this.running.delete(p),
-      () => this.running.delete(p),
-    );
+    const untrack = () => this.running.delete(p);
+    p.then(untrack, untrack);
     return p;
   }
 

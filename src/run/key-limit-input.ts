@@ -38,13 +38,7 @@ export class LimitInputError extends Error {
 let known: Set<string> | undefined;
 /** Services and action ids a key may be limited to: the catalog's and the model router's. */
 function knownNames(): Set<string> {
-  if (!known) {
-    known = new Set([ROUTER_ACTION, 'llm']);
-    for (const a of catalogActions) {
-      known.add(a.id);
-      known.add(a.service);
-    }
-  }
+  known ??= new Set([ROUTER_ACTION, 'llm', ...catalogActions.flatMap((a) => [a.id, a.service])]);
   return known;
 }
 

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { type FieldIssue, GatewayError, invalidInput } from '../errors.js';
 import type { AccountRow, Balance, CallRow, LedgerReads, MovementRow } from '../ledger/types.js';
+import { sha256Hex } from '../lib/hash.js';
 import { formatUsd, parseUsdToMicros } from '../lib/money.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -129,11 +129,16 @@ export async function resolveAccount(ledger: LedgerReads, ref: string): Promise<
       { path: 'account', message: `${named.length} accounts are named ${ref} (${ids}): use the id` },
     ]);
   }
-  throw new GatewayError('not_found', `No account ${ref}; nothing was adjusted.`, {
-    details: { account: ref },
-  });
+  throw noAccount(ref);
 }
 
+const noAccount = (ref: string) =>
+  new GatewayError('not_found', `No account ${ref}; nothing was adjusted.`, { details: { account: ref } });
+
+const noCall = (id: string) =>
+  new GatewayError('not_found', `No transaction ${id}; nothing was refunded.`, {
+    details: { transaction_id: id },
+  });
 const refused = (field: string, message: string, details?: Record<string, unknown>) =>
   new GatewayError('invalid_input', message, { details: { issues: [{ path: field, message }], ...details } });
 
@@ -148,9 +153,7 @@ export async function refund(deps: OperatorDeps, ask: RefundAsk): Promise<Refund
         `${id} is a ${movement.kind}, not a call: only calls are refunded (use adjust); nothing was refunded.`,
       );
     }
-    throw new GatewayError('not_found', `No transaction ${id}; nothing was refunded.`, {
-      details: { transaction_id: id },
-    });
+    throw noCall(id);
   }
   const account = await deps.ledger.getAccount(call.account_id);
   if (account?.kind !== 'customer') {
@@ -161,9 +164,10 @@ export async function refund(deps: OperatorDeps, ask: RefundAsk): Promise<Refund
       `${id} was paid without an account (${call.principal ?? call.payment_method}): that money settled outside this ledger, so refund it the way it came (on chain from the pay-to wallet); nothing was refunded.`,
     );
   }
-  const requested = ask.micros ?? null;
   const key =
-    ask.key === undefined ? `auto:${digest(`${requested ?? 'rest'}\n${ask.reason}`)}` : `key:${ask.key}`;
+    ask.key === undefined
+      ? `auto:${sha256Hex(`${ask.micros ?? 'rest'}\n${ask.reason}`).slice(0, 32)}`
+      : `key:${ask.key}`;
   const r = await deps.money.refundCharge({
     callId: id,
     micros: ask.micros,
@@ -184,9 +188,7 @@ export async function refund(deps: OperatorDeps, ask: RefundAsk): Promise<Refund
         { details: { refund_id: r.movementId } },
       );
     case 'unknown_call':
-      throw new GatewayError('not_found', `No transaction ${id}; nothing was refunded.`, {
-        details: { transaction_id: id },
-      });
+      throw noCall(id);
     case 'not_refundable':
       throw refused('transaction_id', `${notRefundable(r.call)}; nothing was refunded.`, {
         status: r.call.status,
@@ -228,11 +230,7 @@ function refundAnswer(m: MovementRow, c: CallRow, b: Balance, duplicate: boolean
 
 export async function adjust(deps: OperatorDeps, ask: AdjustAsk): Promise<AdjustAnswer> {
   const account = await deps.ledger.getAccount(ask.accountId);
-  if (!account) {
-    throw new GatewayError('not_found', `No account ${ask.accountId}; nothing was adjusted.`, {
-      details: { account: ask.accountId },
-    });
-  }
+  if (!account) throw noAccount(ask.accountId);
   if (account.kind !== 'customer')
     throw refused(
       'account',
@@ -290,8 +288,4 @@ export function balanceFields(b: Balance) {
 
 function moveOf(m: MovementRow, by: string) {
   return { accountId: m.account_id, movementId: m.id, micros: m.amount_micros, reason: m.memo ?? '', by };
-}
-
-function digest(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
 }

@@ -87,11 +87,9 @@ export class Rails {
    * `refused` says why a presented payment did not pay.
    */
   refusal(action: Action, transport: Transport, refused?: Refused): Failed {
-    const offers: RailOffer[] = [];
-    for (const r of this.list) {
-      const o = r.offer(action, transport, refused?.reason ?? 'Payment required');
-      if (o) offers.push(o);
-    }
+    const offers = this.list.flatMap(
+      (r) => r.offer(action, transport, refused?.reason ?? 'Payment required') ?? [],
+    );
     const parts = offers.reduce<PaymentParts | undefined>((a, o) => mergeParts(a, o.parts), undefined);
     return { ok: false, error: paymentRequired(action, offers, refused), parts };
   }

@@ -124,6 +124,8 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
   const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid, alg: 'ES256', use: 'sig' }] };
   // JWS wants the raw r‖s form of an ECDSA signature (RFC 7518 §3.4), not DER.
   const key = { key: privateKey, dsaEncoding: 'ieee-p1363' as const };
+  const signed = (input: string) =>
+    `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
   const signingInput = (f: ReceiptFacts): string => {
     const p = f.principal;
     const claims: Record<string, unknown> = {
@@ -145,10 +147,7 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
     return `${header}.${b64url(JSON.stringify(claims))}`;
   };
   return {
-    sign(f) {
-      const input = signingInput(f);
-      return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
-    },
+    sign: (f) => signed(signingInput(f)),
     signAsync(f) {
       const input = signingInput(f);
       return new Promise((resolve, reject) =>
@@ -157,11 +156,8 @@ export function receiptSigner(privateKey: KeyObject, issuer: () => string): Rece
         ),
       );
     },
-    signPayload(payload) {
-      // Sorted keys, no whitespace: the JSON Canonicalization Scheme (RFC 8785) for a receipt's plain JSON.
-      const input = `${bareHeader}.${b64url(canonicalJson(payload))}`;
-      return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
-    },
+    // Sorted keys, no whitespace: the JSON Canonicalization Scheme (RFC 8785) for a receipt's plain JSON.
+    signPayload: (payload) => signed(`${bareHeader}.${b64url(canonicalJson(payload))}`),
     jwks: () => jwks,
   };
 }
@@ -181,10 +177,9 @@ export async function loadReceiptSigner(
 }
 
 /** The receipt of a paid call, when the gateway signs receipts; signing never fails the call it describes. */
-export function signReceipt(
-  deps: { receipts?: ReceiptSigner | undefined; clock: Clock; log: Logger },
-  facts: ReceiptFacts,
-): string | undefined {
+type SignDeps = { receipts?: ReceiptSigner | undefined; clock: Clock; log: Logger };
+
+export function signReceipt(deps: SignDeps, facts: ReceiptFacts): string | undefined {
   if (!deps.receipts) return undefined;
   try {
     return deps.receipts.sign({ at: deps.clock.now(), ...facts });
@@ -195,10 +190,7 @@ export function signReceipt(
 }
 
 /** signReceipt, signed off the event loop (ReceiptSigner.signAsync); never rejects. */
-export function signReceiptAsync(
-  deps: { receipts?: ReceiptSigner | undefined; clock: Clock; log: Logger },
-  facts: ReceiptFacts,
-): Promise<string | undefined> {
+export function signReceiptAsync(deps: SignDeps, facts: ReceiptFacts): Promise<string | undefined> {
   if (!deps.receipts) return Promise.resolve(undefined);
   return deps.receipts.signAsync({ at: deps.clock.now(), ...facts }).catch((err: unknown) => {
     deps.log.error({ err, txn: facts.transactionId }, 'receipt signing failed');

@@ -46,14 +46,7 @@ export class FileLibrary implements FileStore {
   constructor(private readonly opts: FileLibraryOptions) {}
 
   async create(owner: string, meta: NewFileMeta & { size_bytes: number }): Promise<StoredFile> {
-    const rec = this.record(
-      owner,
-      meta,
-      meta.size_bytes,
-      'pending',
-      null,
-      newId('file', this.opts.clock.now()),
-    );
+    const rec = this.record(owner, meta, meta.size_bytes, 'pending', null);
     await this.opts.meta.insert(rec);
     return view(rec);
   }
@@ -137,7 +130,7 @@ export class FileLibrary implements FileStore {
     size: number,
     status: 'pending' | 'stored',
     sourceUrl: string | null,
-    fileId: string,
+    fileId = newId('file', this.opts.clock.now()),
   ): FileRecord {
     return {
       file_id: fileId,

@@ -2,14 +2,12 @@ import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { FileMetaStore, StoredFile } from '../ports/index.js';
-import type { LinkIssuer } from './objects.js';
+import { FILE_ID, type LinkIssuer } from './objects.js';
 import type { LocalObjectStore } from './objects-local.js';
 import { type LinkMethod, LinkSigner } from './signing.js';
 
 // Local storage's links: `{public URL}/files/{file_id}?expires=…&signature=…`, signed by the gateway and served
 // by it (src/http/file-routes.ts). The link is the capability: no owner check behind it.
-
-const FILE_ID = /^file_[0-9a-z]{25}$/;
 
 export interface GatewayLinksOptions {
   meta: FileMetaStore;

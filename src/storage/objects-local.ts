@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { GatewayError } from '../errors.js';
 import {
   byteLimiter,
+  FILE_ID,
   ObjectExistsError,
   type ObjectInfo,
   type ObjectStore,
@@ -17,8 +18,6 @@ import {
 // processes may share the directory (workers on one machine): a body is written to its own temporary file,
 // synced, and published with link(2), which fails if the object exists, so the first complete upload wins
 // and a stored object is never replaced.
-
-const FILE_ID = /^file_[0-9a-z]{25}$/;
 
 /** A temporary file older than this belongs to no running upload (the HTTP server cuts requests at 30 min). */
 const STALE_TMP_MS = 2 * 3_600_000;

@@ -15,6 +15,7 @@ import { inlineDisposition } from '../lib/content-disposition.js';
 import type { StoredFile } from '../ports/index.js';
 import {
   byteLimiter,
+  FILE_ID,
   type LinkIssuer,
   type ObjectInfo,
   type ObjectStore,
@@ -36,8 +37,6 @@ export interface S3Location {
   forcePathStyle: boolean;
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined };
 }
-
-const FILE_ID = /^file_[0-9a-z]{25}$/;
 
 /** Multipart parts for bodies of unknown length: at most QUEUE × PART bytes are buffered at once. */
 const PART_BYTES = 5 * 1024 * 1024;
@@ -239,6 +238,5 @@ function unavailable(cause?: unknown): GatewayError {
 }
 
 function statusOf(e: unknown): number | undefined {
-  if (e instanceof S3ServiceException) return e.$metadata.httpStatusCode;
-  return undefined;
+  return e instanceof S3ServiceException ? e.$metadata.httpStatusCode : undefined;
 }

@@ -6,6 +6,8 @@ import type { StoredFile } from '../ports/index.js';
 // S3-compatible bucket (objects-s3.ts, for replicas). Objects are named by file id and never change once
 // written; the metadata (status, owner, type) lives in the FileMetaStore.
 
+export const FILE_ID = /^file_[0-9a-z]{25}$/;
+
 export interface ObjectInfo {
   size: number;
   /** The Content-Type the object was stored with, when the store keeps one. */

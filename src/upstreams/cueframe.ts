@@ -133,9 +133,7 @@ export function createCueFrameClient(opts: CueFrameClientOptions): CueFrameClien
     let upstreamCode: unknown;
     try {
       upstreamCode = (JSON.parse(res.text) as { error?: { code?: unknown } })?.error?.code;
-    } catch {
-      upstreamCode = undefined;
-    }
+    } catch {}
     const e =
       res.status === 404
         ? new GatewayError(

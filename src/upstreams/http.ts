@@ -56,7 +56,6 @@ export async function sendRequest(
   req: UpstreamRequest,
 ): Promise<UpstreamResponse> {
   const linked = linkWithin(req.signal, req.timeoutMs);
-  const signal = linked.signal;
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
   let body: string | Buffer | undefined = req.body;
   if (req.json !== undefined) {
@@ -68,7 +67,7 @@ export async function sendRequest(
       method: req.method,
       headers,
       body,
-      signal,
+      signal: linked.signal,
     });
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, text };
@@ -101,9 +100,13 @@ export function parseJson(vendor: string, res: UpstreamResponse): unknown {
   }
 }
 
+/** A response header's value (the first, when it came more than once). */
+export function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
 export function retryAfterSeconds(headers: UpstreamResponse['headers']): number | undefined {
-  const v = headers['retry-after'];
-  const s = Array.isArray(v) ? v[0] : v;
+  const s = headerValue(headers['retry-after']);
   if (!s) return undefined;
   const n = Number(s);
   if (Number.isFinite(n) && n >= 0) return Math.ceil(n);

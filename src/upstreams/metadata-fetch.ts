@@ -114,9 +114,8 @@ export function createMetadataFetcher(config: MetadataFetchConfig): MetadataFetc
 function failure(e: unknown, timedOut: boolean, req: MetadataRequest): MetadataFetchError {
   if (e instanceof MetadataFetchError) return e;
   const cause = (e as { cause?: unknown })?.cause;
-  if (e instanceof SsrfRefusal) return new MetadataFetchError(`refused by the SSRF guard: ${e.reason}`);
-  if (cause instanceof SsrfRefusal)
-    return new MetadataFetchError(`refused by the SSRF guard: ${cause.reason}`);
+  const refusal = e instanceof SsrfRefusal ? e : cause instanceof SsrfRefusal ? cause : undefined;
+  if (refusal) return new MetadataFetchError(`refused by the SSRF guard: ${refusal.reason}`);
   if (timedOut) return new MetadataFetchError(`no complete answer within ${req.timeoutMs} ms`);
   if (req.signal?.aborted) return new MetadataFetchError('abandoned by the caller (deadline)');
   const code = (e as { code?: string })?.code ?? (cause as { code?: string })?.code;

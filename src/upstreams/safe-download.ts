@@ -3,6 +3,7 @@ import { type LinkedSignal, linkWithin } from '../lib/abort.js';
 import { type ResponseData, UpstreamPool } from '../lib/upstream-pool.js';
 import type { Download, Downloader } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
+import { headerValue } from './http.js';
 import { checkUrl, compilePolicy, guardedLookup, type SsrfPolicy } from './ssrf-guard.js';
 
 // Binary download of a caller's URL (files/upload_from_url). Same SSRF guard as the web engine — every hop's
@@ -30,72 +31,62 @@ export function createDownloader(config: SsrfPolicy & { userAgent?: string }): D
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // Lives as long as the body: disposed once it was read to the end, refused, cancelled or failed.
     const linked = linkWithin(opts.signal, timeoutMs);
+    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, () => linked.timedOut, timeoutMs);
     try {
-      return await openWith(url, opts, linked, timeoutMs);
+      let current = url;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const target = checkUrl(current, policy);
+        let res: ResponseData;
+        try {
+          res = await pool.request(target.toString(), {
+            method: 'GET',
+            headers: { 'user-agent': config.userAgent ?? USER_AGENT, accept: '*/*' },
+            signal: linked.signal,
+          });
+        } catch (e) {
+          throw failure(e);
+        }
+        const location = headerValue(res.headers.location);
+        if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+          await res.body.dump();
+          current = new URL(location, target).toString();
+          continue;
+        }
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          await res.body.dump().catch(() => undefined);
+          throw new GatewayError(
+            'upstream_rejected',
+            `${url} answered HTTP ${res.statusCode}; nothing was stored or charged.`,
+            { details: { target_status: res.statusCode } },
+          );
+        }
+        const declared = headerValue(res.headers['content-length']);
+        const contentLength = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
+        if (contentLength !== undefined && contentLength > opts.maxBytes) {
+          res.body.destroy();
+          throw tooLarge(url, opts.maxBytes);
+        }
+        const body = res.body;
+        return {
+          url: target.toString(),
+          contentType: headerValue(res.headers['content-type']),
+          contentLength,
+          contentDisposition: headerValue(res.headers['content-disposition']),
+          body: limited(body, opts.maxBytes, url, failure, linked),
+          cancel: () => {
+            body.destroy();
+            linked.dispose();
+          },
+        };
+      }
+      throw new GatewayError(
+        'upstream_rejected',
+        `More than ${MAX_REDIRECTS} redirects from ${url}; nothing was charged.`,
+      );
     } catch (e) {
       linked.dispose();
       throw e;
     }
-  }
-
-  async function openWith(
-    url: string,
-    opts: { signal: AbortSignal; maxBytes: number },
-    linked: LinkedSignal,
-    timeoutMs: number,
-  ): Promise<Download> {
-    const signal = linked.signal;
-    const failure = (e: unknown) => fetchFailure(url, e, opts.signal, () => linked.timedOut, timeoutMs);
-    let current = url;
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const target = checkUrl(current, policy);
-      let res: ResponseData;
-      try {
-        res = await pool.request(target.toString(), {
-          method: 'GET',
-          headers: { 'user-agent': config.userAgent ?? USER_AGENT, accept: '*/*' },
-          signal,
-        });
-      } catch (e) {
-        throw failure(e);
-      }
-      const location = header(res.headers.location);
-      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
-        await res.body.dump();
-        current = new URL(location, target).toString();
-        continue;
-      }
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        await res.body.dump().catch(() => undefined);
-        throw new GatewayError(
-          'upstream_rejected',
-          `${url} answered HTTP ${res.statusCode}; nothing was stored or charged.`,
-          { details: { target_status: res.statusCode } },
-        );
-      }
-      const declared = header(res.headers['content-length']);
-      const contentLength = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
-      if (contentLength !== undefined && contentLength > opts.maxBytes) {
-        res.body.destroy();
-        throw tooLarge(url, opts.maxBytes);
-      }
-      const body = res.body;
-      return {
-        url: target.toString(),
-        contentType: header(res.headers['content-type']),
-        contentLength,
-        contentDisposition: header(res.headers['content-disposition']),
-        body: limited(body, opts.maxBytes, url, failure, linked),
-        cancel: () => {
-          body.destroy();
-          linked.dispose();
-        },
-      };
-    }
-    throw new GatewayError(
-      'upstream_rejected',
-      `More than ${MAX_REDIRECTS} redirects from ${url}; nothing was charged.`,
-    );
   }
 
   return { open, close: () => pool.close() };
@@ -117,7 +108,6 @@ async function* limited(
       yield chunk as Buffer;
     }
   } catch (e) {
-    if (e instanceof GatewayError) throw e;
     throw failure(e);
   } finally {
     body.destroy();
@@ -136,8 +126,4 @@ function tooLarge(url: string, maxBytes: number): GatewayError {
       },
     },
   );
-}
-
-function header(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
 }

@@ -23,15 +23,6 @@ export interface VendorClientOptions {
   timeoutMs?: number;
 }
 
-type JsonCall = (
-  req: Omit<UpstreamRequest, 'url' | 'timeoutMs'> & {
-    path: string;
-    timeoutMs?: number;
-    /** Status polls: `success: false` with a job status is an answer (the job failed), not a failed call. */
-    allowDeclaredFailure?: boolean;
-  },
-) => Promise<{ body: Record<string, unknown>; res: UpstreamResponse }>;
-
 /** The two requests these APIs are made of, each answer checked against its schema. */
 export interface VendorJson {
   /** POST a JSON body (within `timeoutMs`, else the client's own bound). */
@@ -56,38 +47,18 @@ export function vendorJson(
   opts: VendorClientOptions,
   classify?: (res: UpstreamResponse) => GatewayError | undefined,
 ): VendorJson {
-  const call = jsonCaller(vendor, opts, classify);
-  const shape = <T extends z.ZodType>(path: string, schema: T, body: unknown) =>
-    expectShape(vendor, opts.log, path, schema, body);
-  return {
-    post: async (path, schema, json, signal, timeoutMs) =>
-      shape(path, schema, (await call({ method: 'POST', path, json, signal, timeoutMs })).body),
-    status: async (path, schema, signal, query) => {
-      const req = {
-        method: 'GET' as const,
-        path,
-        query,
-        signal,
-        timeoutMs: 30_000,
-        allowDeclaredFailure: true,
-      };
-      return shape(path, schema, (await call(req)).body);
-    },
-  };
-}
-
-function jsonCaller(
-  vendor: string,
-  opts: VendorClientOptions,
-  classify?: (res: UpstreamResponse) => GatewayError | undefined,
-): JsonCall {
   const base = opts.baseUrl.replace(/\/+$/, '');
-  return async ({ path, timeoutMs, headers, allowDeclaredFailure, ...rest }) => {
+  /** `allowDeclaredFailure` (status polls): `success: false` with a job status is an answer, not a failed call. */
+  async function call<T extends z.ZodType>(
+    path: string,
+    schema: T,
+    req: Omit<UpstreamRequest, 'url' | 'headers'>,
+    allowDeclaredFailure = false,
+  ): Promise<z.output<T>> {
     const res = await sendRequest(opts.pool, vendor, {
-      ...rest,
+      ...req,
       url: `${base}${path}`,
-      headers: { authorization: `Bearer ${opts.apiKey}`, ...headers },
-      timeoutMs: timeoutMs ?? opts.timeoutMs ?? 120_000,
+      headers: { authorization: `Bearer ${opts.apiKey}` },
     });
     if (res.status < 200 || res.status >= 300) {
       const err = classify?.(res) ?? classifyStatus(vendor, res);
@@ -107,7 +78,20 @@ function jsonCaller(
         { cause: { vendor, body: res.text.slice(0, 2000) } },
       );
     }
-    return { body: obj, res };
+    const parsed = schema.safeParse(obj);
+    if (!parsed.success) throw badShape(vendor, opts.log, path, JSON.stringify(obj));
+    return parsed.data;
+  }
+  return {
+    post: (path, schema, json, signal, timeoutMs) =>
+      call(path, schema, {
+        method: 'POST',
+        json,
+        signal,
+        timeoutMs: timeoutMs ?? opts.timeoutMs ?? 120_000,
+      }),
+    status: (path, schema, signal, query) =>
+      call(path, schema, { method: 'GET', query, signal, timeoutMs: 30_000 }, true),
   };
 }
 
@@ -125,17 +109,4 @@ export function logFailure(
 export function badShape(vendor: string, log: Logger, path: string, text: string): GatewayError {
   log.error({ vendor, path, body: text.slice(0, 2000) }, 'vendor answered in an unexpected shape');
   return new GatewayError('bad_response', `${vendor} answered in an unexpected shape; nothing was charged.`);
-}
-
-/** Parses a vendor body with a schema, or fails as bad_response (logged). */
-export function expectShape<T extends z.ZodType>(
-  vendor: string,
-  log: Logger,
-  path: string,
-  schema: T,
-  body: unknown,
-): z.output<T> {
-  const r = schema.safeParse(body);
-  if (!r.success) throw badShape(vendor, log, path, JSON.stringify(body));
-  return r.data;
 }

@@ -58,7 +58,7 @@ function normalize(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
   return addr;
 }
 
-function inAllowedCidr(addr: ipaddr.IPv4 | ipaddr.IPv6, policy: CompiledPolicy): boolean {
+export function inAllowedCidr(addr: ipaddr.IPv4 | ipaddr.IPv6, policy: CompiledPolicy): boolean {
   for (const [net, bits] of policy.cidrs) {
     if (net.kind() === addr.kind() && addr.match(net as never, bits)) return true;
   }

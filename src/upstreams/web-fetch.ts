@@ -1,9 +1,10 @@
 import { GatewayError } from '../errors.js';
-import { type LinkedSignal, linkWithin } from '../lib/abort.js';
+import { linkWithin } from '../lib/abort.js';
 import { stages } from '../lib/stage-timing.js';
 import { type HttpMethod, type ResponseData, UpstreamPool } from '../lib/upstream-pool.js';
 import type { FetchedPage, WebFetcher, WebFetchOptions } from '../ports/index.js';
 import { fetchFailure } from './fetch-failure.js';
+import { headerValue } from './http.js';
 import { checkUrl, compilePolicy, guardedLookup, type Resolver, type SsrfPolicy } from './ssrf-guard.js';
 
 // Server-side fetches of a caller's URL: SSRF-guarded on every hop (the URL before connecting, the resolved
@@ -133,137 +134,119 @@ export function createWebFetcher(config: WebFetchConfig): GuardedFetcher {
     const maxBytes = opts.maxBytes ?? defaultMax;
     // The hot path of every built-in scrape: a linked signal is ~1 µs where AbortSignal.any + timeout is ~27 µs.
     const linked = linkWithin(opts.signal, timeoutMs);
+    const timedOut = () => linked.timedOut;
     try {
-      return await fetchPageWith(url, opts, linked, timeoutMs, maxBytes);
+      let current = url;
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const target = checkUrl(current, policy);
+        const headers: Record<string, string> = {
+          'user-agent': config.userAgent ?? USER_AGENT,
+          accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+          ...opts.headers,
+        };
+        if (opts.cookies) headers.cookie = opts.cookies;
+        let res: ResponseData;
+        stages()?.mark('scope + SSRF check');
+        try {
+          res = await pool.request(target.toString(), { method: 'GET', headers, signal: linked.signal });
+        } catch (e) {
+          throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
+        }
+        const location = headerValue(res.headers.location);
+        if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+          await res.body.dump();
+          current = new URL(location, target).toString();
+          continue;
+        }
+        const contentType = String(res.headers['content-type'] ?? '');
+        if (opts.textOnly && !isTextual(contentType)) {
+          await res.body.dump().catch(() => undefined);
+          throw new GatewayError(
+            'upstream_rejected',
+            `${current} is not a web page (Content-Type ${contentType.split(';')[0]}); nothing was charged.`,
+            { details: { content_type: contentType.split(';')[0] } },
+          );
+        }
+        let buf: Buffer;
+        try {
+          buf = await readCapped(res, maxBytes);
+        } catch (e) {
+          throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
+        }
+        stages()?.mark('upstream fetch');
+        return {
+          url: target.toString(),
+          status: res.statusCode,
+          contentType,
+          body: decode(buf, contentType),
+          bytes: buf.length,
+        };
+      }
+      throw new GatewayError(
+        'upstream_rejected',
+        `More than ${MAX_REDIRECTS} redirects from ${url}; nothing was charged.`,
+      );
     } finally {
       linked.dispose();
     }
-  }
-
-  async function fetchPageWith(
-    url: string,
-    opts: PageFetchOptions,
-    linked: LinkedSignal,
-    timeoutMs: number,
-    maxBytes: number,
-  ): Promise<FetchedPage> {
-    const signal = linked.signal;
-    const timedOut = () => linked.timedOut;
-    let current = url;
-    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-      const target = checkUrl(current, policy);
-      const headers: Record<string, string> = {
-        'user-agent': config.userAgent ?? USER_AGENT,
-        accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
-        ...opts.headers,
-      };
-      if (opts.cookies) headers.cookie = opts.cookies;
-      let res: ResponseData;
-      stages()?.mark('scope + SSRF check');
-      try {
-        res = await pool.request(target.toString(), { method: 'GET', headers, signal });
-      } catch (e) {
-        throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
-      }
-      if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
-        await res.body.dump();
-        const loc = Array.isArray(res.headers.location) ? res.headers.location[0] : res.headers.location;
-        current = new URL(loc as string, target).toString();
-        continue;
-      }
-      const contentType = String(res.headers['content-type'] ?? '');
-      if (opts.textOnly && !isTextual(contentType)) {
-        await res.body.dump().catch(() => undefined);
-        throw new GatewayError(
-          'upstream_rejected',
-          `${current} is not a web page (Content-Type ${contentType.split(';')[0]}); nothing was charged.`,
-          { details: { content_type: contentType.split(';')[0] } },
-        );
-      }
-      let buf: Buffer;
-      try {
-        buf = await readCapped(res, maxBytes);
-      } catch (e) {
-        if (e instanceof GatewayError) throw e;
-        throw fetchFailure(current, e, opts.signal, timedOut, timeoutMs);
-      }
-      stages()?.mark('upstream fetch');
-      return {
-        url: target.toString(),
-        status: res.statusCode,
-        contentType,
-        body: decode(buf, contentType),
-        bytes: buf.length,
-      };
-    }
-    throw new GatewayError(
-      'upstream_rejected',
-      `More than ${MAX_REDIRECTS} redirects from ${url}; nothing was charged.`,
-    );
   }
 
   async function forward(req: ForwardRequest): Promise<ForwardResponse> {
     const linked = linkWithin(req.signal, req.timeoutMs);
+    const timedOut = () => linked.timedOut;
     try {
-      return await forwardWith(req, linked);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (!HOP_BY_HOP.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
+      }
+      let url = req.url;
+      let method = req.method;
+      let body = req.body;
+      for (let hop = 0; ; hop++) {
+        const target = checkUrl(url, policy);
+        let res: ResponseData;
+        try {
+          res = await pool.request(target.toString(), {
+            method: method as HttpMethod,
+            headers,
+            body,
+            signal: linked.signal,
+          });
+        } catch (e) {
+          throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
+        }
+        const location = headerValue(res.headers.location);
+        if (
+          req.followRedirects &&
+          res.statusCode >= 300 &&
+          res.statusCode < 400 &&
+          location &&
+          hop < MAX_REDIRECTS
+        ) {
+          await res.body.dump();
+          url = new URL(location, target).toString();
+          if (
+            res.statusCode === 303 ||
+            ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')
+          ) {
+            method = 'GET';
+            body = undefined;
+          }
+          continue;
+        }
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (v === undefined || k === 'transfer-encoding' || k === 'connection') continue;
+          out[k] = Array.isArray(v) ? v.join(k === 'set-cookie' ? '\n' : ', ') : v;
+        }
+        try {
+          return { status: res.statusCode, headers: out, body: await readCapped(res, defaultMax), url };
+        } catch (e) {
+          throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
+        }
+      }
     } finally {
       linked.dispose();
-    }
-  }
-
-  async function forwardWith(req: ForwardRequest, linked: LinkedSignal): Promise<ForwardResponse> {
-    const signal = linked.signal;
-    const timedOut = () => linked.timedOut;
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) {
-      if (!HOP_BY_HOP.has(k.toLowerCase()) && !k.startsWith(':')) headers[k] = v;
-    }
-    let url = req.url;
-    let method = req.method;
-    let body = req.body;
-    for (let hop = 0; ; hop++) {
-      const target = checkUrl(url, policy);
-      let res: ResponseData;
-      try {
-        res = await pool.request(target.toString(), {
-          method: method as HttpMethod,
-          headers,
-          body,
-          signal,
-        });
-      } catch (e) {
-        throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
-      }
-      const location = res.headers.location;
-      if (
-        req.followRedirects &&
-        res.statusCode >= 300 &&
-        res.statusCode < 400 &&
-        location &&
-        hop < MAX_REDIRECTS
-      ) {
-        await res.body.dump();
-        url = new URL(Array.isArray(location) ? (location[0] as string) : location, target).toString();
-        if (
-          res.statusCode === 303 ||
-          ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')
-        ) {
-          method = 'GET';
-          body = undefined;
-        }
-        continue;
-      }
-      const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (v === undefined || k === 'transfer-encoding' || k === 'connection') continue;
-        out[k] = Array.isArray(v) ? v.join(k === 'set-cookie' ? '\n' : ', ') : v;
-      }
-      try {
-        return { status: res.statusCode, headers: out, body: await readCapped(res, defaultMax), url };
-      } catch (e) {
-        if (e instanceof GatewayError) throw e;
-        throw fetchFailure(url, e, req.signal, timedOut, req.timeoutMs);
-      }
     }
   }
 

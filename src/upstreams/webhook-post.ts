@@ -9,6 +9,7 @@ import {
   compilePolicy,
   guardedLookup,
   hostAllowed,
+  inAllowedCidr,
   type Resolver,
   type SsrfPolicy,
   SsrfRefusal,
@@ -51,10 +52,7 @@ export interface WebhookPoster {
 /** Plain http only to a host name, or an address in a network, that TOLLGATE_FETCH_ALLOW lists. */
 function plainHttpAllowed(u: URL, policy: CompiledPolicy): boolean {
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (hostAllowed(host, policy)) return true;
-  if (!ipaddr.isValid(host)) return false;
-  const addr = ipaddr.parse(host);
-  return policy.cidrs.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net as never, bits));
+  return hostAllowed(host, policy) || (ipaddr.isValid(host) && inAllowedCidr(ipaddr.parse(host), policy));
 }
 
 /** The reason in the guard's refusal ("Refused to fetch <url>: <reason>. Only public …"). */
@@ -123,13 +121,7 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
     return u.toString();
   }
 
-  async function post(
-    url: string,
-    body: string,
-    headers: Record<string, string>,
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): Promise<WebhookAnswer> {
+  const post: WebhookPoster['post'] = async (url, body, headers, timeoutMs, signal) => {
     const target = parse(url);
     const linked = linkSignals([signal], timeoutMs);
     try {
@@ -160,7 +152,7 @@ export function createWebhookPoster(config: WebhookPostConfig): WebhookPoster {
     } finally {
       linked.dispose();
     }
-  }
+  };
 
   return { check, post, close: () => pool.close() };
 }

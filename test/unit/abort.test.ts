@@ -39,11 +39,12 @@ describe('[ops:soak-disconnects] untilAborted', () => {
 describe('deadlines and borrowed signals', () => {
   it('one timer serves many deadlines of one length, in order; cancelled ones never fire', async () => {
     const fired: number[] = [];
-    const ds = Array.from({ length: 5 }, (_, i) => deadline(20, () => fired.push(i)));
+    // 100 ms against 5 ms: a loaded machine's stall between the two lines must not reorder them.
+    const ds = Array.from({ length: 5 }, (_, i) => deadline(100, () => fired.push(i)));
     ds[2]?.cancel();
     ds[2]?.cancel(); // twice is harmless
     deadline(5, () => fired.push(99));
-    await new Promise((r) => setTimeout(r, 60));
+    await new Promise((r) => setTimeout(r, 200));
     expect(fired).toEqual([99, 0, 1, 3, 4]);
   });
 

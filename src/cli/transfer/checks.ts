@@ -36,20 +36,19 @@ export async function refuseUnbalanced(db: TransferDb, where: string): Promise<v
   const [t] = await db.all<{ s: number }>(
     'SELECT CAST(coalesce(sum(amount_micros), 0) AS bigint) AS s FROM entries',
   );
-  if (off.length === 0 && (t?.s ?? 0) === 0) return;
+  const sum = t?.s ?? 0;
+  if (off.length === 0 && sum === 0) return;
   const what = off.map((a) =>
     a.balance_micros === null
       ? `entries of ${a.id}, which is no account`
       : `${a.id}: balance ${formatUsd(a.balance_micros)}, entries ${formatUsd(a.entries_micros ?? 0)}`,
   );
-  if ((t?.s ?? 0) !== 0) what.push(`the entries sum to ${formatUsd(t?.s ?? 0)}, not zero`);
+  if (sum !== 0) what.push(`the entries sum to ${formatUsd(sum)}, not zero`);
   throw new CliError(
     'ledger_unbalanced',
     `the ledger of ${where} does not hold together: ${what.join('; ')}`,
     1,
-    {
-      accounts: off.map((a) => a.id),
-    },
+    { accounts: off.map((a) => a.id) },
   );
 }
 

@@ -19,7 +19,7 @@ import {
 import { SCHEMA_VERSION } from './export.js';
 import { type Header, type Manifest, openExport } from './format.js';
 import { lockDataDir, openPg, openSqliteFiles, refuseLiveReplicas, WEB_FILE } from './open.js';
-import { columnsOf, fromFile, plan } from './plan.js';
+import { columnsOf, fromFile, plan, type Section } from './plan.js';
 import type { TransferDb } from './sides.js';
 
 // `tollgate import FILE`: an export (./export.ts) into the database this CLI uses, which must hold no data and
@@ -128,35 +128,28 @@ async function pgTarget(config: Config): Promise<Target> {
 async function load(db: TransferDb, path: string, events: Awaited<ReturnType<typeof openExport>>['events']) {
   const sections = new Map(plan().map((s) => [s.table, s]));
   const rows: Record<string, number> = {};
-  let into: { table: string; columns: string[]; convert: (r: unknown[]) => unknown[] } | undefined;
+  const newer = (what: string) =>
+    new CliError(
+      'export_schema',
+      `${path} carries ${what}: import it with the release that exported it, or a newer one; nothing was imported`,
+      1,
+    );
+  let into: { s: Section; columns: string[]; convert: (r: unknown[]) => unknown[] } | undefined;
   let r = await events.next();
   while (!r.done) {
     const e = r.value;
     if (e.kind === 'section') {
       const s = sections.get(e.table);
-      if (!s) {
-        throw new CliError(
-          'export_schema',
-          `${path} carries table ${e.table}, which this release does not know: import it with the release that exported it, or a newer one; nothing was imported`,
-          1,
-        );
-      }
+      if (!s) throw newer(`table ${e.table}, which this release does not know`);
       const known = await columnsOf(s, db);
       const unknown = e.columns.filter((c) => !known.includes(c));
       if (unknown.length > 0) {
-        throw new CliError(
-          'export_schema',
-          `${path} carries columns of ${e.table} this release does not know (${unknown.join(', ')}): import it with the release that exported it, or a newer one; nothing was imported`,
-          1,
-        );
+        throw newer(`columns of ${e.table} this release does not know (${unknown.join(', ')})`);
       }
-      into = { table: e.table, columns: e.columns, convert: fromFile(s, e.columns, db.backend) };
+      into = { s, columns: e.columns, convert: fromFile(s, e.columns, db.backend) };
     } else if (e.kind === 'rows' && into) {
-      const s = sections.get(into.table);
-      await db.insert(into.table, into.columns, e.rows.map(into.convert), {
-        file: s?.file,
-        upsert: s?.ledger?.upsert,
-      });
+      const { s, columns, convert } = into;
+      await db.insert(s.table, columns, e.rows.map(convert), { file: s.file, upsert: s.ledger?.upsert });
     } else if (e.kind === 'end') {
       rows[e.table] = e.rows;
       into = undefined;

@@ -93,15 +93,11 @@ export async function refuseLiveReplicas(db: TransferDb, doing: string): Promise
     `SELECT id FROM replicas WHERE lease_expires_at > ${Date.now()} ORDER BY id`,
   );
   if (live.length === 0) return;
+  const ids = live.map((r) => r.id);
   throw new CliError(
     'gateway_running',
-    `${live.length} gateway replica(s) are running on this database (${live
-      .slice(0, 3)
-      .map((r) => r.id)
-      .join(
-        ', ',
-      )}${live.length > 3 ? ', …' : ''}): stop every replica first (${doing}); one that died counts as gone once its lease lapses (TOLLGATE_REPLICA_LEASE_SECONDS)`,
+    `${ids.length} gateway replica(s) are running on this database (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}): stop every replica first (${doing}); one that died counts as gone once its lease lapses (TOLLGATE_REPLICA_LEASE_SECONDS)`,
     1,
-    { replicas: live.map((r) => r.id) },
+    { replicas: ids },
   );
 }

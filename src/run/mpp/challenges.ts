@@ -90,15 +90,3 @@ export function challengeFor(
     },
   }) as MppChallenge;
 }
-
-/** The request fields a credential's (HMAC-checked) challenge must carry for `action` now. */
-export function expectedRequest(
-  t: ChallengeTerms,
-  action: Action,
-  method: 'evm' | 'stripe',
-): Record<string, unknown> {
-  // Built like a real challenge, so that the comparison is against the same canonical form.
-  return challengeFor(t, action, method, 0).request as Record<string, unknown>;
-}
-
-export { Challenge };

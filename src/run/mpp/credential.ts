@@ -1,6 +1,6 @@
 import { Challenge, Credential, PaymentRequest } from 'mppx';
 import type { Action } from '../../../catalog/index.js';
-import { type ChallengeTerms, expectedRequest, methodsFor, realmOf } from './challenges.js';
+import { type ChallengeTerms, challengeFor, methodsFor, realmOf } from './challenges.js';
 
 // An MPP credential as it arrives: `Authorization: Payment <base64url JSON>` over HTTP, or the parsed object in
 // MCP `_meta["org.paymentauth/credential"]`. It is accepted only if it echoes a challenge this gateway issued
@@ -86,7 +86,8 @@ export function checkCredential(raw: unknown, action: Action, t: ChallengeTerms)
     return refuse('method-unsupported', `${method} is not offered for ${action.id}`);
   }
   // The HMAC proves we issued it; this proves it is still the price (a repriced action needs a new challenge).
-  if (!sameJson(challenge.request, expectedRequest(t, action, method))) {
+  // The expected request is built like a real challenge, so both are in the same canonical form.
+  if (!sameJson(challenge.request, challengeFor(t, action, method, 0).request)) {
     return refuse(
       'invalid-challenge',
       `the challenge's terms are no longer those of ${action.id}; ask again`,

@@ -1,3 +1,4 @@
+import { Challenge } from 'mppx';
 import type { Action } from '../../../catalog/index.js';
 import type { StateDb } from '../../backend.js';
 import type { MppConfig, StripeConfig, X402Config } from '../../config/index.js';
@@ -15,7 +16,7 @@ import {
 } from '../rails.js';
 import { openPaymentStore } from '../x402/payment-store.js';
 import type { X402Rail } from '../x402/rail.js';
-import { Challenge, type ChallengeTerms, centsAsUsd, challengeFor, methodsFor } from './challenges.js';
+import { type ChallengeTerms, centsAsUsd, challengeFor, methodsFor } from './challenges.js';
 import { checkCredential, type ParsedCredential } from './credential.js';
 import { evmPayment } from './evm.js';
 import { mppPaid, mppRefused } from './paid.js';
@@ -53,7 +54,8 @@ export async function createMppRail(d: MppRailDeps): Promise<PaymentRail> {
     const now = d.clock.now();
     const challenges = methods.map((m) => challengeFor(terms, action, m, now));
     return {
-      headers: { 'WWW-Authenticate': challenges.map((c) => serializeChallenge(c)) },
+      // mppx's serializer: the exact wire form its clients parse.
+      headers: { 'WWW-Authenticate': challenges.map((c) => Challenge.serialize(c)) },
       meta: { [MPP_CHALLENGE_META]: { challenges } },
     };
   };
@@ -145,11 +147,6 @@ function viaEvm(
     },
     finish: async (outcome) => receipted(await paying.finish(outcome), false),
   };
-}
-
-function serializeChallenge(c: ReturnType<typeof challengeFor>): string {
-  // mppx's serializer: the exact wire form its clients parse.
-  return Challenge.serialize(c);
 }
 
 /** What descriptors, /openapi.json and the MCP tool list declare for MPP. */

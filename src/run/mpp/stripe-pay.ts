@@ -43,7 +43,14 @@ export async function openStripe(
   const t = await deps.processor.token(spt);
   if (t.kind === 'unknown') {
     run.log.warn({ err: t.cause }, 'mpp stripe: the token could not be looked up');
-    return { ok: false, error: unavailable() };
+    return {
+      ok: false,
+      error: new GatewayError(
+        'upstream_unavailable',
+        'Stripe could not be reached to check the payment token. Nothing was charged; retry with the same credential.',
+        { retryAfterSeconds: 2 },
+      ),
+    };
   }
   const token = t.kind === 'ok' ? t.value : undefined;
   const problem = !token
@@ -70,14 +77,6 @@ export async function openStripe(
   if (claim.kind === 'taken') return again(run, deps, c, call, claim.row, fp);
   // The credential is the call's idempotency key.
   return new StripeGate(run, deps, c, call, { key, spt, payer });
-}
-
-function unavailable(): GatewayError {
-  return new GatewayError(
-    'upstream_unavailable',
-    'Stripe could not be reached to check the payment token. Nothing was charged; retry with the same credential.',
-    { retryAfterSeconds: 2 },
-  );
 }
 
 /** A credential seen before (by its token): replay, refuse, report in flight, or resume. */

@@ -83,6 +83,17 @@ export async function stripeSptProcessor(c: StripeConfig): Promise<SptProcessor>
     apiVersion: SPT_API_VERSION,
     ...(idempotencyKey ? { idempotencyKey } : {}),
   });
+  /** Captures or cancels a PaymentIntent; the key is per PaymentIntent and verb. */
+  const finish = (pi: string, verb: 'capture' | 'cancel', body: Record<string, unknown>) =>
+    attempt(async () => {
+      const r = await client.rawRequest(
+        'POST',
+        `/v1/payment_intents/${encodeURIComponent(pi)}/${verb}`,
+        body,
+        opts(`mpp_${verb}_${pi}`),
+      );
+      return { status: String(r.status) };
+    });
   return {
     token: (spt) =>
       attempt(async () => {
@@ -127,25 +138,7 @@ export async function stripeSptProcessor(c: StripeConfig): Promise<SptProcessor>
         );
         return { paymentIntent: String(pi.id), status: String(pi.status) };
       }),
-    capture: (pi) =>
-      attempt(async () => {
-        const r = await client.rawRequest(
-          'POST',
-          `/v1/payment_intents/${encodeURIComponent(pi)}/capture`,
-          {},
-          opts(`mpp_capture_${pi}`),
-        );
-        return { status: String(r.status) };
-      }),
-    cancel: (pi) =>
-      attempt(async () => {
-        const r = await client.rawRequest(
-          'POST',
-          `/v1/payment_intents/${encodeURIComponent(pi)}/cancel`,
-          { cancellation_reason: 'abandoned' },
-          opts(`mpp_cancel_${pi}`),
-        );
-        return { status: String(r.status) };
-      }),
+    capture: (pi) => finish(pi, 'capture', {}),
+    cancel: (pi) => finish(pi, 'cancel', { cancellation_reason: 'abandoned' }),
   };
 }

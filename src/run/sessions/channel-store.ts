@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import type { StateDb } from '../../backend.js';
 import { dialectOf, inTransaction } from '../../db/open.js';
 import { prepare } from '../../db/prepared.js';
-import type { StoreDb } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 
 // The channels of x402 sessions (the `batch-settlement` scheme) in the gateway's database, behind the scheme's own
@@ -105,8 +104,12 @@ export function openChannelStore(state: StateDb, clock: Clock): SessionChannelSt
     updateChannel: (id, fn) => update(id.toLowerCase(), fn),
     async recover(atStart) {
       // The replicas whose reservations may be cleared: this one at start, and every one whose lease ran out.
-      const dead = await deadReplicas(db, clock.now());
-      const owners = [...dead, ...(atStart ? [replicaId] : [])];
+      const dead = await db
+        .selectFrom('replicas')
+        .select('id')
+        .where('lease_expires_at', '<=', clock.now())
+        .execute();
+      const owners = [...dead.map((r) => r.id), ...(atStart ? [replicaId] : [])];
       if (owners.length === 0) return 0;
       const rows = await db
         .selectFrom('x402_channels')
@@ -122,9 +125,4 @@ export function openChannelStore(state: StateDb, clock: Clock): SessionChannelSt
       return n;
     },
   };
-}
-
-async function deadReplicas(db: StoreDb, now: number): Promise<string[]> {
-  const rows = await db.selectFrom('replicas').select('id').where('lease_expires_at', '<=', now).execute();
-  return rows.map((r) => r.id);
 }

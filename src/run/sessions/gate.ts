@@ -8,7 +8,7 @@ import { type RailPayment, withParts } from '../rails.js';
 import { withOfferReceipt } from '../standard-receipts.js';
 import { ensureX402Account, x402AccountId } from '../x402/accounts.js';
 import { type Quote, refused, settlementUnknown } from '../x402/gate.js';
-import type { VoucherDesk, VoucherPayload } from './vouchers.js';
+import { ERR, type VoucherDesk, type VoucherPayload } from './vouchers.js';
 
 // One session payment (a voucher, or the deposit that opens a channel with the first voucher) paying for one call:
 // the RailPayment execute drives, on the official batch-settlement scheme run by x402ResourceServer (its
@@ -20,9 +20,6 @@ import type { VoucherDesk, VoucherPayload } from './vouchers.js';
 //   collect   = settlePayment, after the action succeeded: a voucher's charge is committed to the channel record
 //               (no transaction; claimed later in batches), a deposit is made on chain first.
 //   finish    = a reservation that collected nothing is released; a refused payment gets a corrective challenge.
-
-export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch';
-export const CHANNEL_BUSY = 'invalid_batch_settlement_evm_channel_busy';
 
 export interface SessionServer {
   rs: x402ResourceServer;
@@ -101,7 +98,7 @@ export class SessionGate implements RailPayment {
     }
     if (!v.isValid) {
       const reason = v.invalidReason ?? 'invalid_payment';
-      if (reason === CHANNEL_BUSY) return this.busy();
+      if (reason === ERR.busy) return this.busy();
       this.state = 'refused';
       throw this.refuse(reason, v.invalidMessage ?? 'the session payment was refused');
     }
@@ -143,22 +140,20 @@ export class SessionGate implements RailPayment {
         throw this.refuse(c.reason, 'the session payment could not be committed, so the result is withheld');
       }
       s = c.response;
-      this.receipt = s;
-      this.state = 'settled';
-      return this.meta(s);
-    }
-    try {
-      s = await this.server.rs.settlePayment(this.payload, this.requirements);
-    } catch (e) {
-      const reason = (e as { errorReason?: unknown }).errorReason;
-      if (typeof reason === 'string') {
-        this.state = 'settle_failed';
-        throw this.refuse(reason, 'the session payment could not be committed, so the result is withheld');
+    } else {
+      try {
+        s = await this.server.rs.settlePayment(this.payload, this.requirements);
+      } catch (e) {
+        const reason = (e as { errorReason?: unknown }).errorReason;
+        if (typeof reason === 'string') {
+          this.state = 'settle_failed';
+          throw this.refuse(reason, 'the session payment could not be committed, so the result is withheld');
+        }
+        // A deposit whose transaction may have gone out: its escrow is the payer's (refundable), not ours.
+        this.state = 'unknown';
+        this.run.log.error({ err: e, channel: this.channelId }, 'x402 session: settlement outcome unknown');
+        throw settlementUnknown(undefined);
       }
-      // A deposit whose transaction may have gone out: the escrow is the payer's (refundable), never our charge.
-      this.state = 'unknown';
-      this.run.log.error({ err: e, channel: this.channelId }, 'x402 session: settlement outcome unknown');
-      throw settlementUnknown(undefined);
     }
     this.receipt = s;
     if (!s.success) {
@@ -187,15 +182,10 @@ export class SessionGate implements RailPayment {
 
   /** After execute: release what was not collected; a refusal carries the (corrective) challenge. */
   async finish(outcome: Outcome): Promise<Outcome> {
-    switch (this.state) {
-      case 'verified':
-      case 'settle_failed':
-        // Only this request's reservation, never a newer one.
-        if (this.reservation) await this.server.desk.release(this.reservation);
-        else await this.server.scheme.clearPendingRequest(this.payload);
-        break;
-      default:
-        break;
+    if (this.state === 'verified' || this.state === 'settle_failed') {
+      // Only this request's reservation, never a newer one.
+      if (this.reservation) await this.server.desk.release(this.reservation);
+      else await this.server.scheme.clearPendingRequest(this.payload);
     }
     if (this.state === 'settled' && this.receipt) {
       // The x402 offer-and-receipt extension's signed receipt (../standard-receipts.ts).
@@ -217,7 +207,7 @@ export class SessionGate implements RailPayment {
     const base = this.quote.challenge(String(reason ?? 'invalid_payment'));
     // Copies: the enrichment writes into the accepts, which are the cached requirements of every challenge.
     const pr = { ...base, accepts: base.accepts.map((a) => ({ ...a, extra: { ...a.extra } })) };
-    if (reason === CUMULATIVE_MISMATCH) {
+    if (reason === ERR.mismatch) {
       await this.server.scheme.enrichPaymentRequiredResponse({
         error: reason,
         paymentPayload: this.payload,

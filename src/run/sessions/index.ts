@@ -13,7 +13,8 @@ import type { Outcome, RunDeps } from '../execute.js';
 import { withParts } from '../rails.js';
 import type { BuiltinFacilitatorCore } from '../x402/facilitator-builtin.js';
 import { type Quote, refused, type X402Deps } from '../x402/gate.js';
-import type { SessionScheme } from '../x402/rail.js';
+import { sameAddress } from '../x402/local-check.js';
+import { type SessionScheme, x402Terms } from '../x402/rail.js';
 import { offerFor } from '../x402/requirements.js';
 import { openChannelStore } from './channel-store.js';
 import { SessionGate, type SessionServer } from './gate.js';
@@ -218,20 +219,8 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionSche
     terms(action) {
       const r = requirements(action);
       if (!r) return undefined;
-      return {
-        protocol: 'x402',
-        x402_version: 2,
-        scheme: 'batch-settlement',
-        price_mode: 'fixed',
-        network: r.network,
-        asset: r.asset,
-        amount: r.amount,
-        pay_to: r.payTo,
-        receiver_authorizer: authorizer,
-        withdraw_delay_seconds: d.config.withdrawDelaySeconds,
-        http_header: 'PAYMENT-SIGNATURE',
-        mcp_meta_key: 'x402/payment',
-      };
+      const own = { receiver_authorizer: authorizer, withdraw_delay_seconds: d.config.withdrawDelaySeconds };
+      return x402Terms(r, own);
     },
     claimAndSettle,
     async close() {
@@ -239,8 +228,4 @@ export async function createSessionRail(d: SessionRailDeps): Promise<SessionSche
       await claiming?.catch(() => {});
     },
   };
-}
-
-function sameAddress(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
 }

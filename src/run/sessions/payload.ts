@@ -35,8 +35,7 @@ export function decodeSessionPayment(raw: unknown): SessionPayment | undefined {
 function decode(raw: unknown): SessionPayment | undefined {
   const read = paymentJson(raw);
   if (!read.ok) return undefined;
-  const json = read.json;
-  const p = json as SessionPayment['payload'];
+  const p = read.json as SessionPayment['payload'];
   const inner = p?.payload as
     | { type?: unknown; channelConfig?: { payer?: unknown }; voucher?: { channelId?: unknown } }
     | undefined;

@@ -12,6 +12,7 @@ import {
   keccak256,
   toHex,
 } from 'viem';
+import { sameAddress } from '../x402/local-check.js';
 
 // The hot path of a session: a plain voucher on a channel whose on-chain state is fresh, checked and committed
 // here with exactly the batch-settlement scheme's rules (@x402/evm's server hooks: cumulative amount = charged +
@@ -137,14 +138,10 @@ export function voucherDesk(
   /** The scheme's validateChannelConfig, less the id (checked apart): receiver, authorizer, token, delay. */
   const termsError = (c: VoucherPayload['channelConfig'], req: PaymentRequirements): string | undefined => {
     const extra = req.extra as { receiverAuthorizer?: string; withdrawDelay?: number };
-    if (c.receiver.toLowerCase() !== req.payTo.toLowerCase()) return ERR.receiver;
-    if (
-      !extra.receiverAuthorizer ||
-      c.receiverAuthorizer.toLowerCase() !== extra.receiverAuthorizer.toLowerCase()
-    ) {
+    if (!sameAddress(c.receiver, req.payTo)) return ERR.receiver;
+    if (!extra.receiverAuthorizer || !sameAddress(c.receiverAuthorizer, extra.receiverAuthorizer))
       return ERR.authorizer;
-    }
-    if (c.token.toLowerCase() !== req.asset.toLowerCase()) return ERR.token;
+    if (!sameAddress(c.token, req.asset)) return ERR.token;
     if (extra.withdrawDelay !== undefined && c.withdrawDelay !== Number(extra.withdrawDelay))
       return ERR.withdrawDelay;
     return undefined;
@@ -174,16 +171,16 @@ export function voucherDesk(
           out = { kind: 'busy' };
           return cur;
         }
-        if (max !== BigInt(cur.chargedCumulativeAmount) + BigInt(req.amount)) {
-          out = { kind: 'refused', reason: ERR.mismatch };
-          return cur;
-        }
-        if (max > BigInt(cur.balance)) {
-          out = { kind: 'refused', reason: ERR.exceeds };
-          return cur;
-        }
-        if (max <= BigInt(cur.totalClaimed)) {
-          out = { kind: 'refused', reason: ERR.belowClaimed };
+        const refusal =
+          max !== BigInt(cur.chargedCumulativeAmount) + BigInt(req.amount)
+            ? ERR.mismatch
+            : max > BigInt(cur.balance)
+              ? ERR.exceeds
+              : max <= BigInt(cur.totalClaimed)
+                ? ERR.belowClaimed
+                : undefined;
+        if (refusal) {
+          out = { kind: 'refused', reason: refusal };
           return cur;
         }
         out = { kind: 'reserved', channelId, pendingId };

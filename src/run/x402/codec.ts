@@ -9,7 +9,7 @@ import { z } from 'zod';
 export const MAX_PAYMENT_BYTES = 16 * 1024;
 
 const hex = (bytes: number) => z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`));
-const uint = z.string().regex(/^\d{1,78}$/, 'a decimal integer string');
+export const uint = z.string().regex(/^\d{1,78}$/, 'a decimal integer string');
 
 const requirementsSchema = z.object({
   scheme: z.string(),
@@ -30,7 +30,7 @@ const authorizationSchema = z.object({
   nonce: hex(32),
 });
 
-const paymentSchema = z.object({
+export const paymentSchema = z.object({
   x402Version: z.number(),
   accepted: requirementsSchema,
   payload: z.object({

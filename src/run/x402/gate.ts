@@ -137,18 +137,8 @@ export class X402Gate implements RailPayment {
   /** The "upfront" flow: the money moves before the action runs, and is on the account before the hold. */
   private async settleFirst(): Promise<undefined> {
     if (this.state !== 'prepaid') {
-      const s = await settlePayment(this.run, this.x402, {
-        key: this.key,
-        from: 'reserved',
-        payload: this.payment.wire,
-        requirements: this.quote.offer.requirements,
-        // Marked settled by collect(), together with the result, once the action has run.
-        markSettled: false,
-        resourceUrl: this.quote.resource.url,
-      });
-      this.onSettleFailure(s, 'the payment could not be settled');
+      this.receipt = await this.settle(undefined, 'the payment could not be settled');
       this.state = 'prepaid';
-      this.receipt = (s as Extract<SettleStep, { kind: 'settled' }>).receipt;
     }
     const accountId = await ensureX402Account(this.run.ledger, this.payer);
     // Settled money is real: it is credited for good, and stays there as a refund owed if the action fails.
@@ -170,26 +160,25 @@ export class X402Gate implements RailPayment {
       return receiptMeta(this.payment, offer, receipt);
     }
     // The result is stored first, so an unknown settlement can deliver it later without running again.
+    this.receipt = await this.settle(envelope, 'the payment could not be settled, so the result is withheld');
+    this.state = 'settled';
+    return receiptMeta(this.payment, offer, this.receipt);
+  }
+
+  /** Settles (with the result, when there is one); a settlement that did not go through fails the call. */
+  private async settle(envelope: Envelope | undefined, message: string): Promise<SettleResponse> {
     const s = await settlePayment(this.run, this.x402, {
       key: this.key,
       from: 'reserved',
       payload: this.payment.wire,
-      requirements: offer.requirements,
+      requirements: this.quote.offer.requirements,
+      // Without a result (upfront), the row is marked settled by collect(), together with the result.
       envelope,
-      markSettled: true,
       resourceUrl: this.quote.resource.url,
     });
-    this.onSettleFailure(s, 'the payment could not be settled, so the result is withheld');
-    this.state = 'settled';
-    this.receipt = (s as Extract<SettleStep, { kind: 'settled' }>).receipt;
-    return receiptMeta(this.payment, offer, this.receipt);
-  }
-
-  /** Turns a settlement that did not go through into the call's failure (and remembers why). */
-  private onSettleFailure(s: SettleStep, message: string): void {
     switch (s.kind) {
       case 'settled':
-        return;
+        return s.receipt;
       case 'changed':
         throw new GatewayError('internal', 'The x402 payment record changed under the call.');
       case 'failed':
@@ -258,8 +247,9 @@ export type SettleStep =
 /**
  * Settles a payment and records its fate in the payment store: the one place where a settlement's outcomes
  * (settled, failed, unknown) are told apart. The row moves `from` → settling → settled | failed | unknown;
- * with `markSettled: false` a settled row stays `settling` for the caller to finish (with the result it
- * delivers). An unknown outcome is never retried here: the payer's retry resumes it (./pay.ts).
+ * with an `envelope` (the result, stored first) a settled row is marked settled; without, it stays `settling`
+ * for the caller to finish (with the result it delivers). An unknown outcome is never retried here: the payer's
+ * retry resumes it (./pay.ts).
  */
 export async function settlePayment(
   run: RunDeps,
@@ -269,10 +259,9 @@ export async function settlePayment(
     from: 'reserved' | 'unknown';
     payload: PaymentPayload;
     requirements: PaymentRequirements;
-    envelope?: Envelope;
-    markSettled: boolean;
+    envelope?: Envelope | undefined;
     /** The paid resource: the receipt (kept, and replayed as it is) gets the offer-and-receipt extension's. */
-    resourceUrl?: string;
+    resourceUrl: string;
   },
 ): Promise<SettleStep> {
   if (
@@ -283,8 +272,8 @@ export async function settlePayment(
   const s = await x402.facilitator.settle(p.payload, p.requirements);
   switch (s.kind) {
     case 'settled': {
-      const receipt = p.resourceUrl ? withOfferReceipt(run, s.receipt, p.resourceUrl) : s.receipt;
-      if (p.markSettled) await x402.payments.transition(p.key, 'settling', 'settled', { receipt });
+      const receipt = withOfferReceipt(run, s.receipt, p.resourceUrl);
+      if (p.envelope) await x402.payments.transition(p.key, 'settling', 'settled', { receipt });
       return { kind: 'settled', receipt };
     }
     case 'failed':

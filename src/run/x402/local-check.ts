@@ -17,7 +17,7 @@ export function refuse(reason: string, message: string): Refusal {
   return { reason, message };
 }
 
-const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+export const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 /** The checks that do not depend on the time: shape, our requirements, amount, recipient, signature. */
 export async function checkPayment(
@@ -94,21 +94,33 @@ export async function checkPayment(
  * bounds how long its nonce must be remembered).
  */
 export function checkWindow(payment: DecodedPayment, offer: Offer, nowMs: number): Refusal | undefined {
-  const now = BigInt(Math.floor(nowMs / 1000));
   const { validAfter, validBefore } = payment.authorization;
-  if (BigInt(validAfter) > now) {
-    return refuse('invalid_exact_evm_payload_authorization_valid_after', 'the payment is not valid yet');
-  }
+  return windowRefusal(validAfter, validBefore, offer, nowMs, [
+    'invalid_exact_evm_payload_authorization_valid_after',
+    'invalid_exact_evm_payload_authorization_valid_before',
+  ]);
+}
+
+/** The window check of either scheme; `reasons`: its codes for "not valid yet" and for a wrong end. */
+export function windowRefusal(
+  validAfter: string,
+  validBefore: string,
+  offer: Pick<Offer, 'minValiditySeconds' | 'requirements'>,
+  nowMs: number,
+  [notYet, badEnd]: [string, string],
+): Refusal | undefined {
+  const now = BigInt(Math.floor(nowMs / 1000));
+  if (BigInt(validAfter) > now) return refuse(notYet, 'the payment is not valid yet');
   if (BigInt(validBefore) < now + BigInt(offer.minValiditySeconds)) {
     return refuse(
-      'invalid_exact_evm_payload_authorization_valid_before',
+      badEnd,
       `the payment expires too soon: it must stay valid for at least ${offer.minValiditySeconds} s`,
     );
   }
   const latest = now + BigInt(offer.requirements.maxTimeoutSeconds + CLOCK_SKEW_SECONDS);
   if (BigInt(validBefore) > latest) {
     return refuse(
-      'invalid_exact_evm_payload_authorization_valid_before',
+      badEnd,
       `the payment is valid for too long: at most ${offer.requirements.maxTimeoutSeconds} s`,
     );
   }

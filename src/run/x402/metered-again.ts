@@ -14,6 +14,7 @@ import {
   type MeteredX402,
   refused,
   settledMeta,
+  settleFailed,
 } from './metered-answers.js';
 import type { PaymentRow } from './payment-store.js';
 import { decodeUpto, type UptoOffer } from './upto.js';
@@ -38,13 +39,7 @@ export async function presentedAgain(
   if (row.fingerprint !== fingerprint || row.status === 'settled')
     return refused(m, offer, USED, row.receipt);
   if (row.status === 'failed') {
-    const reason = row.receipt?.errorReason ?? 'settlement_failed';
-    return refused(
-      m,
-      offer,
-      { reason, message: 'this payment could not be settled; sign a new one' },
-      row.receipt,
-    );
+    return settleFailed(m, offer, row.receipt, 'this payment could not be settled; sign a new one');
   }
   if (row.status !== 'unknown') {
     return {
@@ -72,14 +67,7 @@ export async function presentedAgain(
   await m.x402.payments.transition(row.key, 'settling', s.kind === 'settled' ? 'settled' : 'failed', {
     receipt: s.receipt,
   });
-  if (s.kind === 'failed') {
-    return refused(
-      m,
-      offer,
-      { reason: s.receipt.errorReason ?? 'settlement_failed', message: 'not settled' },
-      s.receipt,
-    );
-  }
+  if (s.kind === 'failed') return settleFailed(m, offer, s.receipt, 'not settled');
   // The money moved after the call's hold was voided: it is recorded now as a call of its own.
   const decoded = decodeUpto(Buffer.from(JSON.stringify(row.payload)).toString('base64'));
   const txn = await deps.money.recordSettledCall({

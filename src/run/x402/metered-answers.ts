@@ -73,6 +73,16 @@ export function refused(
   };
 }
 
+/** Refused for a settlement that failed: its reason, with its receipt. */
+export function settleFailed(
+  m: MeteredX402,
+  offer: UptoOffer,
+  receipt: SettleResponse | undefined,
+  message: string,
+): MeteredAnswer {
+  return refused(m, offer, { reason: receipt?.errorReason ?? 'settlement_failed', message }, receipt);
+}
+
 export function settledMeta(p: UptoPayment, offer: UptoOffer, receipt: SettleResponse, micros: number) {
   return {
     x402: {

@@ -19,6 +19,7 @@ import {
   type MeteredX402,
   refused,
   settledMeta,
+  settleFailed,
 } from './metered-answers.js';
 import {
   checkUpto,
@@ -192,15 +193,8 @@ export class MeteredPayment {
       await payments.transition(this.key, 'settling', 'failed', { receipt: s.receipt });
       const reason = s.receipt.errorReason ?? 'settlement_failed';
       this.log.error({ key: this.key, reason }, 'x402 upto settlement failed after the model answered');
-      return {
-        kind: 'not_settled',
-        answer: refused(
-          this.m,
-          this.offer,
-          { reason, message: 'the payment could not be settled' },
-          s.receipt,
-        ),
-      };
+      const answer = settleFailed(this.m, this.offer, s.receipt, 'the payment could not be settled');
+      return { kind: 'not_settled', answer };
     }
     this.log.error({ cause: causeForLog(s.cause), key: this.key }, 'x402 upto settlement outcome unknown');
     await payments.transition(this.key, 'settling', 'unknown', s.receipt ? { receipt: s.receipt } : {});

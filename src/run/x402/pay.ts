@@ -1,3 +1,4 @@
+import type { SettleResponse } from '@x402/core/types';
 import { getAddress } from 'viem';
 import { GatewayError } from '../../errors.js';
 import { fingerprint } from '../../lib/hash.js';
@@ -103,15 +104,7 @@ function again(
     failed: () =>
       r?.success
         ? refused(run, quote, ALREADY_USED, r)
-        : refused(
-            run,
-            quote,
-            {
-              reason: r?.errorReason ?? 'settlement_failed',
-              message: 'this payment could not be settled; sign a new one',
-            },
-            r,
-          ),
+        : settleFailed(run, quote, r, 'this payment could not be settled; sign a new one'),
     settled: (env) => {
       const principal = { kind: 'x402' as const, accountId: x402AccountId(row.payer), payer: row.payer };
       const x402Facts = r?.success ? settlementFacts(row, r.transaction) : undefined;
@@ -120,6 +113,11 @@ function again(
     },
     resume: () => resume(run, x402, quote, row, fp),
   });
+}
+
+/** Refused for a settlement that failed: its reason, with its receipt. */
+function settleFailed(run: RunDeps, quote: Quote, receipt: SettleResponse | undefined, message: string) {
+  return refused(run, quote, { reason: receipt?.errorReason ?? 'settlement_failed', message }, receipt);
 }
 
 function settlementFacts(row: PaymentRow, transaction: string) {
@@ -142,7 +140,6 @@ async function resume(
     from: 'unknown',
     payload: row.payload,
     requirements: row.requirements,
-    markSettled: false,
     resourceUrl: quote.resource.url,
   });
   switch (s.kind) {
@@ -150,10 +147,8 @@ async function resume(
       return again(run, x402, quote, (await x402.payments.get(row.key)) as PaymentRow, fp);
     case 'unknown':
       return { ok: false, error: settlementUnknown(s.receipt?.transaction || undefined) };
-    case 'failed': {
-      const reason = s.receipt.errorReason ?? 'settlement_failed';
-      return refused(run, quote, { reason, message: 'the payment could not be settled' }, s.receipt);
-    }
+    case 'failed':
+      return settleFailed(run, quote, s.receipt, 'the payment could not be settled');
     case 'settled':
       break;
   }

@@ -34,20 +34,17 @@ export interface PaymentRow {
   /** The call's envelope, stored before settling: replayed after success, delivered when an unknown resolves. */
   envelope: unknown;
   receipt: SettleResponse | undefined;
+  /** validBefore, ms. */
   expiresAt: number;
   /** The payer's payment-identifier id, when it gave one (unique per payer). */
   paymentId: string | undefined;
 }
 
-export interface NewPayment {
-  key: string;
-  payer: string;
-  action: string;
-  fingerprint: string;
-  payload: PaymentPayload;
-  requirements: PaymentRequirements;
-  /** validBefore, ms. */
-  expiresAt: number;
+export interface NewPayment
+  extends Pick<
+    PaymentRow,
+    'key' | 'payer' | 'action' | 'fingerprint' | 'payload' | 'requirements' | 'expiresAt'
+  > {
   /**
    * The payer's payment-identifier id: it moves to this payment from an earlier one of the same payer that
    * collected nothing (released or failed); the caller has checked that no other holds it.

@@ -36,6 +36,23 @@ export interface X402Rail extends PaymentRail {
 
 let exact: typeof import('./pay.js') | undefined;
 
+/** What descriptors declare for an x402 offer; `own`: its scheme's fields. */
+export function x402Terms(r: PaymentRequirements, own: Record<string, unknown>): RailTerms {
+  return {
+    protocol: 'x402',
+    x402_version: 2,
+    scheme: r.scheme,
+    price_mode: 'fixed',
+    network: r.network,
+    asset: r.asset,
+    amount: r.amount,
+    pay_to: r.payTo,
+    ...own,
+    http_header: 'PAYMENT-SIGNATURE',
+    mcp_meta_key: 'x402/payment',
+  };
+}
+
 export function x402Rail(x402: X402Deps, publicUrl: () => string, sessions?: SessionScheme): X402Rail {
   const quote = (action: Action, transport: Transport): Quote => {
     const offer = offerFor(x402.config, action);
@@ -78,19 +95,7 @@ export function x402Rail(x402: X402Deps, publicUrl: () => string, sessions?: Ses
     },
     terms(action) {
       const r = offerFor(x402.config, action).requirements;
-      const own: RailTerms = {
-        protocol: 'x402',
-        x402_version: 2,
-        scheme: 'exact',
-        price_mode: 'fixed',
-        network: r.network,
-        asset: r.asset,
-        amount: r.amount,
-        pay_to: r.payTo,
-        max_timeout_seconds: r.maxTimeoutSeconds,
-        http_header: 'PAYMENT-SIGNATURE',
-        mcp_meta_key: 'x402/payment',
-      };
+      const own = x402Terms(r, { max_timeout_seconds: r.maxTimeoutSeconds });
       const session = sessions?.terms(action);
       return session ? [own, session] : [own];
     },

@@ -1,10 +1,16 @@
 import type { PaymentRequirements } from '@x402/core/types';
 import { deepEqual } from '@x402/core/utils';
+// x402's upto proxy and Permit2 (the same address on every EVM chain, CREATE2), the witness' EIP-712 types.
+import {
+  PERMIT2_ADDRESS as PERMIT2,
+  x402UptoPermit2ProxyAddress as UPTO_PROXY,
+  uptoPermit2WitnessTypes,
+} from '@x402/evm';
 import { getAddress, recoverTypedDataAddress } from 'viem';
 import { z } from 'zod';
 import type { X402Config } from '../../config/index.js';
-import { notThe, paymentJson } from './codec.js';
-import { type Refusal, refuse } from './local-check.js';
+import { notThe, paymentJson, paymentSchema, uint } from './codec.js';
+import { type Refusal, refuse, sameAddress, windowRefusal } from './local-check.js';
 import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js';
 
 // The x402 `upto` scheme on EVM (specs/schemes/upto/scheme_upto_evm.md, @x402/evm/upto): the payer signs a
@@ -15,43 +21,10 @@ import { CLOCK_SKEW_SECONDS, SETTLE_ALLOWANCE_SECONDS } from './requirements.js'
 // What can be checked here without the chain, cheapest first (the facilitator re-checks all of it, and the
 // payer's balance, Permit2 allowance and nonce by simulation).
 
-/** x402's upto proxy and Permit2, at the same address on every EVM chain (CREATE2). */
-export const UPTO_PROXY = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002';
-export const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3';
-
-const WITNESS_TYPES = {
-  PermitWitnessTransferFrom: [
-    { name: 'permitted', type: 'TokenPermissions' },
-    { name: 'spender', type: 'address' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'deadline', type: 'uint256' },
-    { name: 'witness', type: 'Witness' },
-  ],
-  TokenPermissions: [
-    { name: 'token', type: 'address' },
-    { name: 'amount', type: 'uint256' },
-  ],
-  Witness: [
-    { name: 'to', type: 'address' },
-    { name: 'facilitator', type: 'address' },
-    { name: 'validAfter', type: 'uint256' },
-  ],
-} as const;
-
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
-const uint = z.string().regex(/^\d{1,78}$/, 'a decimal integer string');
 
-const uptoSchema = z.object({
-  x402Version: z.number(),
-  accepted: z.object({
-    scheme: z.string(),
-    network: z.string(),
-    asset: z.string(),
-    amount: z.string(),
-    payTo: z.string(),
-    maxTimeoutSeconds: z.number(),
-    extra: z.record(z.string(), z.unknown()),
-  }),
+// An x402 v2 payment (./codec.ts) with the Permit2 payload.
+const uptoSchema = paymentSchema.extend({
   payload: z.object({
     signature: z.string().regex(/^0x(?:[0-9a-fA-F]{2})+$/),
     permit2Authorization: z.object({
@@ -63,8 +36,6 @@ const uptoSchema = z.object({
       witness: z.object({ to: address, facilitator: address, validAfter: uint }),
     }),
   }),
-  resource: z.unknown().optional(),
-  extensions: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type UptoPayment = z.output<typeof uptoSchema> & { wire: Record<string, unknown> };
@@ -119,8 +90,6 @@ export function uptoOffer(
   };
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
 /** Everything that does not need the chain: our requirements exactly, the proxy, our facilitator, the signature. */
 export async function checkUpto(
   p: UptoPayment,
@@ -133,10 +102,10 @@ export async function checkUpto(
     return refuse('unsupported_scheme', 'the model router takes the "upto" scheme');
   if (p.accepted.network !== req.network)
     return refuse('invalid_network', `payments are accepted on ${req.network}`);
-  if (!same(a.permitted.token, req.asset) || !same(p.accepted.asset, req.asset)) {
+  if (!sameAddress(a.permitted.token, req.asset) || !sameAddress(p.accepted.asset, req.asset)) {
     return refuse('permit2_token_mismatch', `the asset must be ${req.asset}`);
   }
-  if (!same(a.witness.to, req.payTo)) {
+  if (!sameAddress(a.witness.to, req.payTo)) {
     return refuse('invalid_permit2_recipient_mismatch', `the payment must go to ${req.payTo}`);
   }
   if (a.permitted.amount !== req.amount || p.accepted.amount !== req.amount) {
@@ -151,9 +120,9 @@ export async function checkUpto(
       'the accepted requirements differ from the challenge (prices or the request changed); pay the new challenge',
     );
   }
-  if (!same(a.spender, UPTO_PROXY))
+  if (!sameAddress(a.spender, UPTO_PROXY))
     return refuse('invalid_permit2_spender', `the spender must be ${UPTO_PROXY}`);
-  if (!same(a.witness.facilitator, String(req.extra.facilitatorAddress))) {
+  if (!sameAddress(a.witness.facilitator, String(req.extra.facilitatorAddress))) {
     return refuse('upto_facilitator_mismatch', 'the witness must name the facilitator of the challenge');
   }
   if (p.payload.signature.length === 132) {
@@ -161,7 +130,7 @@ export async function checkUpto(
     try {
       signer = await recoverTypedDataAddress({
         domain: { name: 'Permit2', chainId, verifyingContract: PERMIT2 },
-        types: WITNESS_TYPES,
+        types: uptoPermit2WitnessTypes,
         primaryType: 'PermitWitnessTransferFrom',
         message: {
           permitted: { token: getAddress(a.permitted.token), amount: BigInt(a.permitted.amount) },
@@ -179,7 +148,7 @@ export async function checkUpto(
     } catch {
       return refuse('invalid_permit2_signature', 'the signature is malformed');
     }
-    if (!same(signer, a.from))
+    if (!sameAddress(signer, a.from))
       return refuse('invalid_permit2_signature', 'the signature was not made by `from`');
   }
   return undefined;
@@ -187,23 +156,11 @@ export async function checkUpto(
 
 /** The window, for a first presentation: valid now, long enough for the call and its settlement, not longer. */
 export function checkUptoWindow(p: UptoPayment, offer: UptoOffer, nowMs: number): Refusal | undefined {
-  const now = BigInt(Math.floor(nowMs / 1000));
   const a = p.payload.permit2Authorization;
-  if (BigInt(a.witness.validAfter) > now)
-    return refuse('permit2_not_yet_valid', 'the payment is not valid yet');
-  if (BigInt(a.deadline) < now + BigInt(offer.minValiditySeconds)) {
-    return refuse(
-      'permit2_deadline_expired',
-      `the payment expires too soon: it must stay valid for at least ${offer.minValiditySeconds} s`,
-    );
-  }
-  if (BigInt(a.deadline) > now + BigInt(offer.requirements.maxTimeoutSeconds + CLOCK_SKEW_SECONDS)) {
-    return refuse(
-      'permit2_deadline_expired',
-      `the payment is valid for too long: at most ${offer.requirements.maxTimeoutSeconds} s`,
-    );
-  }
-  return undefined;
+  return windowRefusal(a.witness.validAfter, a.deadline, offer, nowMs, [
+    'permit2_not_yet_valid',
+    'permit2_deadline_expired',
+  ]);
 }
 
 /** One Permit2 authorization: (network, asset, owner, nonce). Distinct from `exact` keys by the "permit2" tag. */
