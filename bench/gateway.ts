@@ -99,7 +99,7 @@ const bench: BenchModule = async () => {
         target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
         measured: `${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s = ${(ratio * 100).toFixed(0)} %`,
         verdict: verdict(ratio >= 0.6),
-        why: "CPU: a paid call costs the gateway about twice the proxy's CPU per call (stage table: auth, validation, the ledger's statements, the receipt's signature, the SSRF check, the log line, the garbage they leave), and the load generator shares the 2 cores",
+        why: "CPU: a paid call costs the gateway 2–3× the proxy's CPU per call (the stage table's last row, against the bare proxy's in the same run): auth, validation, the ledger's statements, the receipt's signature, the SSRF check, the log line, the garbage they leave; and the load generator shares the 2 cores",
       },
     ],
   };

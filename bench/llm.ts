@@ -212,7 +212,7 @@ const bench: BenchModule = async () => {
         target: '#19 model router added TTFB p50 ≤ 0.6 ms',
         measured: `${fmt(added50)} (the bare proxy adds ${fmt(proxy50)})`,
         verdict: verdict(added50 <= 0.6),
-        why: "the bare Node proxy alone adds about 0.7 ms here, above the target; the gateway adds ~0.4 ms more: the door's stages before the upstream is asked (auth, body, validation, route, admission, the in-memory hold: ~0.3 ms p50 on an idle process, stage table) and the upstream request's own set-up (signals, first-byte timer, SSE parse). Until 2026-11-28 the first byte also waited behind the capture (strace: the fake sends the whole stream in one write, node:http corks the socket until the end of the tick, and a lone call's capture fsyncs inline): ~0.9 ms, now gone (the events leave before the capture commits)",
+        why: `the bare Node proxy alone adds ${fmt(proxy50)} in this run (0.6–0.85 ms on this VM through a day), so the target leaves the gateway little or nothing of its own; the gateway adds ${fmt(added50 - proxy50)} more: the door's stages before the upstream is asked (auth, body, validation, route, admission, the in-memory hold: ~0.3 ms p50 on an idle process, stage table) and the upstream request's own set-up (signals, first-byte timer, SSE parse). Until 2026-11-28 the first byte also waited behind the capture (strace: the fake sends the whole stream in one write, node:http corks the socket until the end of the tick, and a lone call's capture fsyncs inline): ~0.9 ms, now gone (the events leave before the capture commits)`,
       },
       {
         target: '#10 streaming passes through without buffering',
