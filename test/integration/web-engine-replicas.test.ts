@@ -189,7 +189,9 @@ describe('web engine on replicas of one PostgreSQL', () => {
   it("a dead replica's crawl is adopted by exactly one survivor and finished; the presumed dead one stops", async () => {
     const live = Date.now() + 600_000;
     await Promise.all([lease('r_a', live), lease('r_b', live), lease('r_c', live)]);
-    const ea = engine(a, 120, recording);
+    // Slow enough (13 pages left at 2 per 400 ms: ~2.6 s) that a loaded machine's pauses between the steps below
+    // do not let r_a finish the crawl before its lease runs out; at 120 ms it once did (nothing left to adopt).
+    const ea = engine(a, 400, recording);
     engines.push(ea);
     const [eb, ec] = [open(b), open(c)];
     const id = await ea.startCrawl(crawlReq());
