@@ -114,19 +114,10 @@ describe('cancellation is scoped to the caller', () => {
     await progressed;
     // B sends the cancellation A's client would send, for every id A's client can have used so far.
     for (let id = 0; id < 5; id++) {
-      const res = await fetch(`${t.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${b.key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          method: 'notifications/cancelled',
-          params: { requestId: id },
-        }),
+      const res = await post2025(b.key, {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id },
       });
       expect(res.status).toBe(202);
     }
@@ -139,6 +130,20 @@ describe('cancellation is scoped to the caller', () => {
   });
 });
 
+/** A raw JSON-RPC POST to /mcp in the 2025 era, as a client that speaks it by hand would send it. */
+function post2025(key: string, body: unknown): Promise<Response> {
+  return fetch(`${t.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 describe('cancellation of a plain call (the fast path)', () => {
   it('[mcp:cancel-uncharged] a 2025-era notifications/cancelled from the same caller aborts a plain tools/call; nothing charged', async () => {
     const marker = `plain-${Math.random()}`;
@@ -148,17 +153,7 @@ describe('cancellation of a plain call (the fast path)', () => {
     });
     behaviour = untilAborted(marker, () => started());
     const { accountId, key } = await t.account('1');
-    const post = (body: unknown) =>
-      fetch(`${t.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: JSON.stringify(body),
-      });
+    const post = (body: unknown) => post2025(key, body);
     // No progress token, no envelope: the door's fast path serves it (test/integration/mcp-fast-path.test.ts).
     const call = post({
       jsonrpc: '2.0',
