@@ -119,6 +119,7 @@ export async function startFakePage(): Promise<{ url: string; close(): Promise<v
 /** The bare Node pass-through proxy (bench/bare-proxy.ts) as its own process: the baseline of the shim. */
 export async function startBareProxy(): Promise<{
   url: string;
+  pid: number | undefined;
   cpuMs(): number | undefined;
   stop(): Promise<void>;
 }> {
@@ -135,6 +136,7 @@ export async function startBareProxy(): Promise<{
   });
   return {
     url,
+    pid: proc.pid,
     cpuMs: () => procCpuMs(proc.pid),
     async stop() {
       proc.kill('SIGTERM');
@@ -145,9 +147,18 @@ export async function startBareProxy(): Promise<{
 
 /** CPU time (user + system) a process has used so far, ms; undefined where /proc is absent. */
 export function procCpuMs(pid: number | undefined): number | undefined {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** The same for a process's main thread alone (its event loop), without libuv's pool, V8's or other threads. */
+export function mainThreadCpuMs(pid: number | undefined): number | undefined {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(path: string): number | undefined {
   try {
-    // /proc/<pid>/stat fields 14 and 15 (after the command name): utime and stime in clock ticks (100/s).
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // Fields 14 and 15 of a stat file (after the command name): utime and stime in clock ticks (100/s).
+    const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return (Number(f[11]) + Number(f[12])) * 10;
   } catch {
     return undefined;

@@ -13,6 +13,18 @@ import { connectClient } from './mcp-clients.js';
 // keeps it: it fetches the JWK Set at the well-known URL and verifies with that alone, through `jose` (a JOSE
 // library that knows nothing of tollgate).
 
+/** A barrier for `n` calls: each waits until the n-th has arrived. */
+const together = {
+  n: 0,
+  waiting: [] as Array<() => void>,
+  arrive(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      together.waiting.push(resolve);
+      if (together.waiting.length >= together.n) for (const go of together.waiting.splice(0)) go();
+    });
+  },
+};
+
 let chain: TestChain;
 let t: TestGateway;
 const merchant = newPayer().address;
@@ -21,7 +33,13 @@ beforeAll(async () => {
   chain = await startChain();
   t = await startGateway({
     env: x402Env(chain, merchant),
-    handlers: { 'scraperC/scrape': async () => ({ raw: '<html>ok</html>' }) },
+    handlers: {
+      'scraperC/scrape': async (input: { url: string }) => {
+        // Calls to the `together` page wait until all of them are in flight (the concurrent-receipts test).
+        if (input.url.includes('together')) await together.arrive();
+        return { raw: '<html>ok</html>' };
+      },
+    },
     keepData: true, // the restart test reopens it
   });
 });
@@ -75,6 +93,27 @@ describe('receipts', () => {
     const claimsJson = JSON.parse(Buffer.from(p, 'base64url').toString());
     const forged = Buffer.from(JSON.stringify({ ...claimsJson, amount_micros: 1 })).toString('base64url');
     await expect(verify(`${h}.${forged}.${s}`)).rejects.toThrow(/signature/);
+  });
+
+  it('[receipt:signed] calls in flight together each get a receipt that verifies for their own transaction', async () => {
+    // Each signs on libuv's pool while its capture commits (src/run/execute.ts): 12 calls held until all are in
+    // flight, so their signatures and captures interleave, and no receipt may carry another call's claims.
+    const { key } = await t.account('1');
+    together.n = 12;
+    const rs = await Promise.all(
+      Array.from({ length: together.n }, (_, i) =>
+        t.post(path, { url: `https://example.com/together/${i}`, browser: false }, { key }),
+      ),
+    );
+    const jtis = new Set<string>();
+    for (const r of rs) {
+      expect(r.status).toBe(200);
+      const claims = await verify(String(r.headers['tollgate-receipt']));
+      expect(claims.jti).toBe(r.body.transaction_id);
+      expect(claims.charged_cents).toBe(r.body.charged_cents);
+      jtis.add(String(claims.jti));
+    }
+    expect(jtis.size).toBe(together.n);
   });
 
   it('[receipt:signed] a replayed call (Idempotency-Key) gets a receipt for the same transaction, marked replayed', async () => {
