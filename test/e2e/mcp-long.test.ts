@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandlerContext } from '../../tools/context.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { mcp2025Headers } from '../helpers/mcp-raw.js';
 import { CLIENT_KINDS, connectClient } from './mcp-clients.js';
 
 // Calls that block on their upstream: progress notifications while they run, and cancellation that aborts the
@@ -134,12 +135,7 @@ describe('cancellation is scoped to the caller', () => {
 function post2025(key: string, body: unknown): Promise<Response> {
   return fetch(`${t.url}/mcp`, {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
+    headers: mcp2025Headers(key),
     body: JSON.stringify(body),
   });
 }

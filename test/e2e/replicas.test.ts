@@ -8,6 +8,7 @@ import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '.
 import { startChain, type TestChain } from '../helpers/anvil.js';
 import { runCli, type ServeProcess, serveCli } from '../helpers/cli.js';
 import type { Reply } from '../helpers/gateway.js';
+import { mcp2025Headers } from '../helpers/mcp-raw.js';
 import { createTestDatabase, type TestDatabase, testPool } from '../helpers/pg.js';
 import { freePort } from '../helpers/ports.js';
 import { type S3Server, startS3Server } from '../helpers/s3.js';
@@ -271,11 +272,7 @@ describe('[scale:two-replicas] two replicas, one PostgreSQL, one bucket', () => 
           method: 'tools/call',
           params: { name: 'scraperC_scrape', arguments: { url: `${site.url}/page`, browser: false } },
         },
-        {
-          authorization: `Bearer ${token.body.access_token}`,
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-        },
+        mcp2025Headers(token.body.access_token),
       );
     // The 2025 era answers one SSE message.
     const message = (r: Reply) => JSON.parse(/^data: (.*)$/m.exec(r.text)?.[1] ?? r.text);

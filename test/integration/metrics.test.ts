@@ -4,6 +4,7 @@ import { GatewayError } from '../../src/errors.js';
 import { type FakeOpenRouter, llmEnv, startFakeOpenRouter, TEST_MODELS } from '../fakes/openrouter.js';
 import { type FakeServer, RENTCAST_KEY, startFakeRentCast } from '../fakes/rentcast.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { mcp2025Headers } from '../helpers/mcp-raw.js';
 
 // GET /metrics through a real gateway: the bearer token, the admin port, and what the counters say after real
 // calls through every door — and that no account id, key or caller-chosen string ever becomes a label.
@@ -59,12 +60,7 @@ function value(text: string, name: string, labels: Record<string, string> = {}):
 async function mcpCall(key: string, name: string, args: Record<string, unknown>) {
   const res = await request(`${t.url}/mcp`, {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
+    headers: mcp2025Headers(key),
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   return res.body.text();
