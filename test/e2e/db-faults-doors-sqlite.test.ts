@@ -100,7 +100,9 @@ describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-p
       const r = await mcpRaw(t.url, token, TOOLS_CALL);
       note(door, r);
       expect(r.status, r.text).toBe(200);
-      expect(rpc(r.text).result?.structuredContent?.error?.code, door).toBe('database_unavailable');
+      expect(rpc(r.text).result?.structuredContent?.error?.code, `${door}: ${r.text}`).toBe(
+        'database_unavailable',
+      );
     }
     const shim = await t.post('/api/run/scraperC/scrape', SCRAPE, { key: a.key });
     expect(shim.status).toBe(503);
