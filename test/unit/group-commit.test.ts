@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/ledger/sqlite/group-commit.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 
-// A write that fails leaves nothing behind, whether it committed alone (no savepoint: the transaction is rolled
-// back) or in a batch with others (its savepoint is rolled back, the others commit).
+// A write that fails leaves nothing behind, whether it committed alone or in a batch with others: its savepoint
+// is rolled back, and the others commit.
 
 let dir: string;
 let db: SqliteDb;

@@ -5,7 +5,7 @@ import type { CheckpointGate } from './checkpointer.js';
 
 /** One write of the ledger: synchronous statements, then what follows in memory once they are committed. */
 export interface Write<T> {
-  /** The statements. Runs inside the batch's transaction, in its own savepoint when others share it; never awaits. */
+  /** The statements. Runs inside the batch's transaction, in its own savepoint; never awaits. */
   run(): T;
   /** In memory, right after COMMIT and before anything else runs (e.g. releasing the reservation it posted). */
   committed?(value: T): void;
@@ -136,21 +136,15 @@ export class GroupCommit {
     this.gate?.enter();
     try {
       this.begin.run();
-      if (batch.length === 1) {
-        // A lone write needs no savepoint: if it throws, the transaction below fails with it, and nothing else
-        // was in it (a lone call's path, two statements fewer).
-        results.push({ ok: true, value: (batch[0] as Queued).write.run() });
-      } else {
-        for (const q of batch) {
-          this.savepoint.run();
-          try {
-            results.push({ ok: true, value: q.write.run() });
-            this.release.run();
-          } catch (error) {
-            this.rollbackTo.run();
-            this.release.run();
-            results.push({ ok: false, value: error });
-          }
+      for (const q of batch) {
+        this.savepoint.run();
+        try {
+          results.push({ ok: true, value: q.write.run() });
+          this.release.run();
+        } catch (error) {
+          this.rollbackTo.run();
+          this.release.run();
+          results.push({ ok: false, value: error });
         }
       }
       this.commit.run();
