@@ -1,7 +1,9 @@
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../auth/api-keys.js';
+import { DB_FILE } from '../../src/ledger/index.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { fillDisk, mountSmallDisk, unmountSmallDisk } from '../helpers/small-disk.js';
 import {
@@ -59,6 +61,13 @@ describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-p
     const oauth = await connectedClient(t.url, a.key);
     const dashboard = await dashboardSession(t.url, a.key);
     const coldKey = (await createApiKey(t.gw.ledger, a.accountId, 'cold')).key;
+
+    // A reader held open keeps the WAL from starting over: otherwise, on a full disk, a checkpoint that copied
+    // everything lets the writer reuse the WAL's own space, the probe's write succeeds and the outage ends by
+    // itself while the doors are being checked (seen on a slow machine). Closed once there is room again.
+    const reader = new Database(join(mnt, 'data', DB_FILE), { readonly: true });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM accounts').get();
 
     // Fill the disk, then call until the database refuses a write (the WAL has to grow first).
     const logged = records().length;
@@ -146,6 +155,8 @@ describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-p
     expect(during.slice(outage + 1).filter((r) => r.level >= 50)).toEqual([]);
 
     // Room again: every door works.
+    reader.exec('COMMIT');
+    reader.close();
     unlinkSync(join(mnt, 'filler'));
     await expect
       .poll(async () => (await t.get('/readyz')).status, { timeout: 15_000, interval: 100 })

@@ -9,24 +9,51 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 const PAGE_MS = 400;
 const CALLS = 120;
 
+// With a barrier, the page answers no request until `barrier` are open at once (or BARRIER_LIMIT_MS passed): calls
+// stuck in a gateway queue behind a smaller pool never reach it, so the count of requests open together tells the
+// pool's size however slowly a loaded machine starts the calls.
+const BARRIER_LIMIT_MS = 10_000;
+
 let page: Server;
 let pageUrl: string;
 let open = 0;
 let mostOpen = 0;
+let barrier = 0;
+let waiting: Array<() => void> = [];
+let limit: NodeJS.Timeout | undefined;
 
 beforeAll(async () => {
   page = createServer((_req, res) => {
     open++;
     mostOpen = Math.max(mostOpen, open);
-    setTimeout(() => {
+    const answer = () => {
       open--;
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<html><body><p>slow page</p></body></html>');
-    }, PAGE_MS);
+    };
+    if (barrier === 0) {
+      setTimeout(answer, PAGE_MS);
+      return;
+    }
+    waiting.push(answer);
+    if (open >= barrier) release();
+    else
+      limit ??= setTimeout(() => {
+        barrier = 0; // given up: the rest are answered at the page's pace
+        release();
+      }, BARRIER_LIMIT_MS);
   });
   await new Promise<void>((r) => page.listen({ port: 0, host: '127.0.0.1', backlog: 1024 }, r));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/slow`;
 });
+
+function release(): void {
+  clearTimeout(limit);
+  limit = undefined;
+  const answers = waiting;
+  waiting = [];
+  for (const answer of answers) answer();
+}
 
 afterAll(async () => {
   page.closeAllConnections();
@@ -53,12 +80,15 @@ describe('[ops:upstream-pool] upstream connections sized for the calls in flight
     const t = await startGateway();
     try {
       const { key } = await t.account('10');
+      barrier = CALLS;
       const r = await burst(t, key);
       expect(r.ok).toBe(CALLS);
-      // All of them at the page at once (the pool of 32 it replaced kept the rest queued in the gateway); a
-      // loaded machine may start some after the first ones finished, hence not exactly CALLS.
-      expect(r.most).toBeGreaterThan(CALLS * 0.75);
+      // All of them at the page at once, released together: the pool of 32 it replaced kept the rest queued in the
+      // gateway, so the page would have seen 32 and answered only after BARRIER_LIMIT_MS.
+      expect(r.most).toBe(CALLS);
+      expect(r.ms).toBeLessThan(BARRIER_LIMIT_MS);
     } finally {
+      barrier = 0;
       await t.close();
     }
   });
