@@ -62,9 +62,10 @@ describe('[db:unavailable-503] [db:outage-once] [db:decided-without] [db:error-p
     const dashboard = await dashboardSession(t.url, a.key);
     const coldKey = (await createApiKey(t.gw.ledger, a.accountId, 'cold')).key;
 
-    // A reader held open keeps the WAL from starting over: otherwise, on a full disk, a checkpoint that copied
-    // everything lets the writer reuse the WAL's own space, the probe's write succeeds and the outage ends by
-    // itself while the doors are being checked (seen on a slow machine). Closed once there is room again.
+    // A reader held open keeps the WAL from starting over, so every commit extends the file and the commits that
+    // fail on the full disk leave blocks inside it that the outage probe's small write fits in: the probe must not
+    // end the outage on them (it also asks for room on the filesystem, SqliteLedger.ping). Closed once there is
+    // room again.
     const reader = new Database(join(mnt, 'data', DB_FILE), { readonly: true });
     reader.exec('BEGIN');
     reader.prepare('SELECT count(*) FROM accounts').get();

@@ -27,7 +27,7 @@ beforeAll(async () => {
     '/page': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(html('<p>hi</p>')),
   });
   work = mkdtempSync(join(tmpdir(), 'tollgate-full-'));
-  mnt = mountSmallDisk(6);
+  mnt = mountSmallDisk(16);
 });
 
 afterAll(async () => {

@@ -1,3 +1,5 @@
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Clock } from '../../lib/clock.js';
 import type { CommitHistograms } from '../../lib/histogram.js';
 import { newId } from '../../lib/ids.js';
@@ -62,6 +64,12 @@ import { SqliteRefunds } from './refunds.js';
 import { migrateLedger } from './schema.js';
 import { prepareStatements } from './statements.js';
 
+/**
+ * Free space the outage probe asks for after its write (`SqliteLedger.ping`): about what the WAL holds when the
+ * checkpointer starts it over (1,024 frames of 4 KiB pages, ./checkpointer.ts), so that it can get there again.
+ */
+export const PROBE_ROOM_BYTES = 4 * 1024 * 1024;
+
 export interface SqliteLedgerOptions {
   clock: Clock;
   /** Idempotency keys older than this are forgotten (Stripe: at least 24 h). */
@@ -91,9 +99,12 @@ export class SqliteLedger implements Ledger {
   private readonly keys: SqliteKeys;
   private readonly s;
   private readonly byPrincipal: SqlitePrincipalReads;
+  /** The directory of the database file (the probe's free-space check), none in memory. */
+  private readonly dir: string | undefined;
 
   constructor(db: SqliteDb, opts: SqliteLedgerOptions) {
     migrateLedger(db);
+    this.dir = db.memory ? undefined : dirname(db.name);
     this.clock = opts.clock;
     this.idempotencyTtlMs = opts.idempotencyTtlMs;
     const c = opts.commits;
@@ -397,10 +408,24 @@ export class SqliteLedger implements Ledger {
     return this.write(() => this.movements_.finishSettlement(movementId, outcome, now));
   }
 
-  ping(): Promise<void> {
-    return this.write(() => {
+  /**
+   * The outage probe: a small durable write, on a filesystem with room to spare. After a full disk the write alone
+   * proves little: a commit that failed half way leaves blocks inside the WAL file that a small write fits in, so
+   * the outage would end while the next captures fail again. It ends once the database's filesystem has room for
+   * the WAL to grow to the size at which it starts over (docs/decisions.md "When the database stumbles").
+   */
+  async ping(): Promise<void> {
+    await this.write(() => {
       this.s.touch.run();
     });
+    if (this.dir === undefined) return;
+    const fs = await statfs(this.dir);
+    const room = fs.bavail * fs.bsize;
+    if (room < PROBE_ROOM_BYTES) {
+      throw Object.assign(new Error(`${room} bytes free where the database is: not yet room to write`), {
+        code: 'SQLITE_FULL',
+      });
+    }
   }
 
   async close(): Promise<void> {
