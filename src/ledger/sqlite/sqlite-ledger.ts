@@ -419,7 +419,9 @@ export class SqliteLedger implements Ledger {
       this.s.touch.run();
     });
     if (this.dir === undefined) return;
-    const fs = await statfs(this.dir);
+    // A filesystem that cannot say its free space leaves the write as the only test (never down for good).
+    const fs = await statfs(this.dir).catch(() => undefined);
+    if (!fs) return;
     const room = fs.bavail * fs.bsize;
     if (room < PROBE_ROOM_BYTES) {
       throw Object.assign(new Error(`${room} bytes free where the database is: not yet room to write`), {
