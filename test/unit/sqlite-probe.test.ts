@@ -2,9 +2,8 @@ import { closeSync, ftruncateSync, openSync, statSync, unlinkSync } from 'node:f
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from '../../src/errors.js';
-import { PROBE_ROOM_BYTES, SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import { PROBE_ROOM_BYTES } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { openSqlite } from '../../src/lib/sqlite.js';
 import { fillDisk, mountSmallDisk, unmountSmallDisk } from '../helpers/small-disk.js';
 import { openLedger } from '../helpers/sqlite-ledger.js';
 
@@ -49,13 +48,5 @@ describe('[db:unavailable-503] the SQLite probe after a full disk', () => {
       await ledger.close();
       db.close();
     }
-  });
-
-  it('asks for no room for a database in memory', async () => {
-    const db = openSqlite(':memory:');
-    const ledger = new SqliteLedger(db, { clock: systemClock, idempotencyTtlMs: 60_000 });
-    await expect(ledger.ping()).resolves.toBeUndefined();
-    await ledger.close();
-    db.close();
   });
 });
