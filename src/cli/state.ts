@@ -29,8 +29,11 @@ export interface OpenStateOptions {
   /** PostgreSQL: this process's replica id (default: a new one). */
   replicaId?: string;
   poolMax?: number;
-  /** PostgreSQL: register this replica's lease before anything runs, renew it, and give it back on close. */
-  lease?: { leaseMs: number; clock: Clock; log: Logger };
+  /**
+   * PostgreSQL: register this replica's lease before anything runs, renew it, and give it back on close. A failed
+   * renewal goes to `onRenewError`, once a streak.
+   */
+  lease?: { leaseMs: number; clock: Clock; log: Logger; onRenewError: (err: unknown) => void };
 }
 
 const NOTHING: MigrateResult = { applied: [], current: 0 };
@@ -88,11 +91,7 @@ export async function openState(
       replicaId,
       leaseMs: opts.lease.leaseMs,
       clock: opts.lease.clock,
-      onError: (err) =>
-        opts.lease?.log.error(
-          { err },
-          'replica lease renewal failed; retrying (said once until it succeeds)',
-        ),
+      onError: opts.lease.onRenewError,
     });
   try {
     const migrated = opts.migrate === false ? NOTHING : await migrate(stores);
@@ -155,12 +154,19 @@ export async function openGatewayState(
   config: Pick<Config, 'dataDir' | 'database'>,
   clock: Clock,
   log: Logger,
+  /** PostgreSQL: where a failed lease renewal goes (the gateway's outage watch, once it is open). */
+  onLeaseRenewError: (err: unknown) => void,
 ): Promise<OpenedState> {
   const releaseLock = config.database ? () => {} : acquireInstanceLock(config.dataDir);
   let opened: OpenedState;
   try {
     opened = await openState(config, {
-      lease: config.database && { leaseMs: config.database.leaseMs, clock, log },
+      lease: config.database && {
+        leaseMs: config.database.leaseMs,
+        clock,
+        log,
+        onRenewError: onLeaseRenewError,
+      },
     });
   } catch (err) {
     releaseLock();

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../errors.js';
 import { openStateLedger } from '../ledger/index.js';
 import type { Ledger } from '../ledger/types.js';
 import { DatabaseHealth } from '../run/db-health.js';
@@ -33,6 +34,13 @@ export async function openBooks(b: Base, o: { skipRecovery?: boolean | undefined
   b.closers.add(() => ledger.close());
   const health = new DatabaseHealth(() => ledger.ping(), log);
   b.closers.add(() => health.close());
+  // A lease renewal that finds the database gone starts (or is part of) the outage, said once by `health`;
+  // any other failure of it is its own.
+  const logLeaseError = b.backgroundDbError.report;
+  b.backgroundDbError.report = (err) => {
+    health.report(err);
+    if (!isDatabaseUnavailable(err)) logLeaseError(err);
+  };
   const money = new Lifecycle({
     health,
     ledger,

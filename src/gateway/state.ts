@@ -27,6 +27,11 @@ export interface Base {
   inflight: Inflight;
   /** The holds this process took and has not resolved: a gauge, bound once the ledger is open. */
   gauges: Pick<GaugeSources, 'pendingHolds'>;
+  /**
+   * A failure of the database met off any call's path (PostgreSQL: the replica lease's renewal). Logged until
+   * step 2 binds it to the outage watch, which says an outage once (src/run/db-health.ts).
+   */
+  backgroundDbError: { report: (err: unknown) => void };
   closers: Closers;
 }
 
@@ -62,7 +67,11 @@ export async function openBase(
 ): Promise<Base> {
   const { clock, log } = o;
   const closers = new Closers(log);
-  const opened = await openGatewayState(config, clock, log);
+  const backgroundDbError: Base['backgroundDbError'] = {
+    report: (err) =>
+      log.error({ err }, 'replica lease renewal failed; retrying (said once until it succeeds)'),
+  };
+  const opened = await openGatewayState(config, clock, log, (err) => backgroundDbError.report(err));
   closers.add(opened.close);
   const inflight = new Inflight();
   const gauges: Base['gauges'] = { pendingHolds: () => ({ count: 0, oldestMs: 0 }) };
@@ -81,7 +90,18 @@ export async function openBase(
     );
     closers.add(monitoring.close);
     const { telemetry, prom } = monitoring;
-    return { config, clock, log, state: opened.state, telemetry, prom, inflight, gauges, closers };
+    return {
+      config,
+      clock,
+      log,
+      state: opened.state,
+      telemetry,
+      prom,
+      inflight,
+      gauges,
+      backgroundDbError,
+      closers,
+    };
   } catch (err) {
     await closers.close();
     throw err;
