@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
@@ -29,12 +30,21 @@ import {
   type SweepResult,
   type VoidRequest,
 } from '../types.js';
+import { Batches } from './pg-batch.js';
 import { PgCallReads } from './pg-call-reads.js';
 import { PgKeys } from './pg-keys.js';
 import { PgLedgerReads } from './pg-ledger-reads.js';
 import { asLedgerError, PgMovements } from './pg-movements.js';
 import { PgOperatorMoves } from './pg-operator-moves.js';
-import { type BeginRow, beginPlain, CAPTURE_PLAIN, toBeginResult, VOID_PLAIN } from './pg-pair.js';
+import {
+  type BeginRow,
+  beginPlain,
+  beginPlainBatch,
+  CAPTURE_PLAIN,
+  CAPTURE_PLAIN_BATCH,
+  toBeginResult,
+  VOID_PLAIN,
+} from './pg-pair.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
 // test suites run on both). begin, capture and void are one statement each for a plain call (./pg-pair.ts) and
@@ -60,6 +70,25 @@ export interface PgLedgerOptions {
    * 10–20 % fewer pairs/s, one more flush in the hold's latency; docs/decisions.md).
    */
   durableHolds?: boolean;
+  /**
+   * How many batches of plain holds, and of plain captures, may run at once (./pg-batch.ts); calls that arrive
+   * meanwhile go out together in the next. Default 2 (measured: docs/decisions.md).
+   */
+  batchesInFlight?: number | undefined;
+}
+
+/** A plain call's begin, waiting for its batch. */
+interface PlainBegin {
+  callId: string;
+  req: BeginRequest;
+  now: number;
+}
+
+/** A plain call's capture, waiting for its batch. */
+interface PlainCapture {
+  callId: string;
+  req: CaptureRequest;
+  now: number;
 }
 
 /** Holds resolved per sweep round, and how many of them at once (each in its own short transaction). */
@@ -74,6 +103,9 @@ export class PgLedger extends PgLedgerReads implements Ledger {
   private readonly keys: PgKeys;
   private readonly asyncHolds: boolean;
   private readonly beginPlain: { name: string; text: string };
+  private readonly beginPlainBatch: { name: string; text: string };
+  private readonly begins: Batches<PlainBegin>;
+  private readonly captures: Batches<PlainCapture>;
   /**
    * Holds this instance took with a key, a cap or funding, until it resolves them: their capture and void go
    * straight to the functions (the one-statement forms would find nothing). A hint only: any instance may
@@ -100,6 +132,10 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     );
     this.asyncHolds = opts.durableHolds !== true;
     this.beginPlain = beginPlain(this.asyncHolds);
+    this.beginPlainBatch = beginPlainBatch(this.asyncHolds);
+    const inFlight = opts.batchesInFlight ?? 2;
+    this.begins = new Batches((items) => this.beginPlainCalls(items), inFlight);
+    this.captures = new Batches((items) => this.capturePlainCalls(items), inFlight);
     const operator = new PgOperatorMoves(pool);
     this.refundCharge = (req) => operator.refundCharge(req, this.clock.now());
     this.adjust = (req) => operator.adjust(req, this.clock.now());
@@ -178,21 +214,9 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     const callId = newId('txn', now);
     const capped = req.caps !== undefined && req.caps.length > 0;
     if (!req.idempotency && !capped && !req.funding?.micros) {
-      // A plain call: one statement (./pg-pair.ts). No row: refused or unknown, which tg_begin tells apart.
-      const started = await this.rows(this.beginPlain.name, this.beginPlain.text, [
-        callId,
-        req.accountId,
-        req.action,
-        req.holdMicros,
-        req.priceMicros,
-        req.paymentMethod,
-        req.principal,
-        now,
-        json(req.meta),
-        this.replicaId,
-        req.holdTtlMs,
-      ]);
-      if (started.length === 1) return { kind: 'started', callId };
+      // A plain call: one statement, alone or in a batch (./pg-pair.ts). Not started: refused or unknown, which
+      // tg_begin tells apart (or, left out of a batch, starts).
+      if (await this.begins.add({ callId, req, now })) return { kind: 'started', callId };
     }
     return this.beginFull(req, now, callId, capped);
   }
@@ -242,15 +266,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     const now = this.clock.now();
     const full = this.fullHolds.delete(callId);
     if (req.jobHandle === undefined && !full) {
-      const done = await this.rows(CAPTURE_PLAIN.name, CAPTURE_PLAIN.text, [
-        callId,
-        req.amountMicros,
-        req.provider,
-        req.durationMs,
-        now,
-        json(req.meta),
-      ]);
-      if (done.length === 1) return { chargedMicros: req.amountMicros };
+      if (await this.captures.add({ callId, req, now })) return { chargedMicros: req.amountMicros };
     }
     // Not a plain pending hold (a key, a cap, funding, a job), or not pending at all: tg_capture resolves it or
     // raises why not (unknown, already resolved, above the hold).
@@ -265,6 +281,86 @@ export class PgLedger extends PgLedgerReads implements Ledger {
       now,
     ]);
     return { chargedMicros: req.amountMicros };
+  }
+
+  /** Plain begins, one statement for them all (one alone: its own statement). Which of them started. */
+  private async beginPlainCalls(items: PlainBegin[]): Promise<boolean[]> {
+    const one = items.length === 1 ? items[0] : undefined;
+    if (one) {
+      const { callId, req, now } = one;
+      const started = await this.rows(this.beginPlain.name, this.beginPlain.text, [
+        callId,
+        req.accountId,
+        req.action,
+        req.holdMicros,
+        req.priceMicros,
+        req.paymentMethod,
+        req.principal,
+        now,
+        json(req.meta),
+        this.replicaId,
+        req.holdTtlMs,
+      ]);
+      return [started.length === 1];
+    }
+    const rows = await this.batchRows<{ call_id: string }>(this.beginPlainBatch, [
+      items.map((i) => i.callId),
+      items.map((i) => i.req.accountId),
+      items.map((i) => i.req.action),
+      items.map((i) => i.req.holdMicros),
+      items.map((i) => i.req.priceMicros),
+      items.map((i) => i.req.paymentMethod),
+      items.map((i) => i.req.principal),
+      items.map((i) => i.now),
+      items.map((i) => json(i.req.meta)),
+      this.replicaId,
+      items.map((i) => i.req.holdTtlMs),
+    ]);
+    const started = new Set(rows?.map((r) => r.call_id));
+    return items.map((i) => started.has(i.callId));
+  }
+
+  /** Plain captures, one statement for them all (one alone: its own statement). Which of them it did. */
+  private async capturePlainCalls(items: PlainCapture[]): Promise<boolean[]> {
+    const one = items.length === 1 ? items[0] : undefined;
+    if (one) {
+      const { callId, req, now } = one;
+      const done = await this.rows(CAPTURE_PLAIN.name, CAPTURE_PLAIN.text, [
+        callId,
+        req.amountMicros,
+        req.provider,
+        req.durationMs,
+        now,
+        json(req.meta),
+      ]);
+      return [done.length === 1];
+    }
+    const rows = await this.batchRows<{ n: string }>(CAPTURE_PLAIN_BATCH, [
+      items.map((i) => i.callId),
+      items.map((i) => i.req.amountMicros),
+      items.map((i) => i.req.provider),
+      items.map((i) => i.req.durationMs),
+      items.map((i) => i.now),
+      items.map((i) => json(i.req.meta)),
+    ]);
+    // By position: of two captures of one call in the batch, only the one that deleted its hold did it.
+    const done = items.map(() => false);
+    for (const r of rows ?? []) done[Number(r.n) - 1] = true;
+    return done;
+  }
+
+  /**
+   * A batch statement's rows; undefined when it failed for a reason other than the database's absence (a
+   * deadlock with another batch, one call's bad row): it then did nothing, and each call takes its slow path,
+   * which does it or fails alone.
+   */
+  private async batchRows<T>(s: { name: string; text: string }, values: unknown[]): Promise<T[] | undefined> {
+    try {
+      return await this.rows<T>(s.name, s.text, values);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw err;
+      return undefined;
+    }
   }
 
   async void(callId: string, req: VoidRequest): Promise<void> {

@@ -87,6 +87,81 @@ export const VOID_PLAIN = {
 SELECT h.account_id FROM h`,
 };
 
+/**
+ * `beginPlain` for many calls at once (./pg-batch.ts), one row of each array per call: the holds are summed per
+ * account, and an account whose funds do not cover its sum gets none of them here (each then goes alone through
+ * tg_begin, which starts it or refuses it on its own). Accounts are locked in id order, so two batches that share
+ * accounts wait for each other rather than deadlock. Returns the call ids started.
+ */
+export function beginPlainBatch(async: boolean): { name: string; text: string } {
+  return {
+    name: async ? 'tg_begin_plain_batch_async' : 'tg_begin_plain_batch',
+    text: `WITH x AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+                       $8::bigint[], $9::text[], $11::bigint[])
+    AS x (call_id, account_id, action, hold, price, method, principal, now, meta, ttl)
+), w AS (
+  SELECT account_id, sum(hold)::bigint AS total FROM x GROUP BY account_id
+), l AS MATERIALIZED (
+  SELECT accounts.id FROM accounts JOIN w ON accounts.id = w.account_id ORDER BY accounts.id FOR UPDATE OF accounts
+), a AS (
+  UPDATE accounts SET held_micros = held_micros + w.total
+    FROM w JOIN l ON l.id = w.account_id
+   WHERE accounts.id = w.account_id
+     AND (kind = 'system'
+          OR balance_micros - held_micros + CASE WHEN line_frozen_at IS NULL THEN credit_line_micros ELSE 0 END >= w.total)
+  RETURNING accounts.id
+), c AS (
+  INSERT INTO calls (id, account_id, action, price_micros, hold_micros, status, payment_method, principal, created_at,
+                     meta, replica_id)
+  SELECT x.call_id, x.account_id, x.action, x.price, x.hold, 'pending', x.method, x.principal, x.now, x.meta, $10
+    FROM x JOIN a ON a.id = x.account_id
+  RETURNING id
+)${async ? ", s AS (SELECT set_config('synchronous_commit', 'off', true) AS v)" : ''}
+INSERT INTO pending_holds (call_id, account_id, amount_micros, expires_at, replica_id)
+SELECT x.call_id, x.account_id, x.hold, x.now + x.ttl, $10 FROM x JOIN c ON c.id = x.call_id${async ? ', s' : ''}
+RETURNING call_id`,
+  };
+}
+
+/**
+ * CAPTURE_PLAIN for many calls at once (./pg-batch.ts), one row of each array per call; what each posts is
+ * summed per account, whose rows are locked in id order (see beginPlainBatch). Returns the position (from 1) of
+ * each capture it did: one that is not a plain pending hold covering its amount is left to tg_capture, and
+ * of two captures of one call, one.
+ */
+export const CAPTURE_PLAIN_BATCH = {
+  name: 'tg_capture_plain_batch',
+  text: `WITH x AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) WITH ORDINALITY
+    AS x (call_id, amount, provider, duration, now, meta, n)
+), h AS (
+  DELETE FROM pending_holds p USING x
+   WHERE p.call_id = x.call_id AND p.amount_micros >= x.amount
+     AND p.idempotency_key IS NULL AND p.cap_keys IS NULL AND p.funding_micros = 0
+  RETURNING x.n, p.call_id, p.account_id, p.amount_micros AS held, x.amount, x.provider, x.duration, x.now, x.meta
+), s AS (
+  SELECT account_id, sum(amount)::bigint AS amount, sum(held)::bigint AS held FROM h GROUP BY account_id
+), l AS MATERIALIZED (
+  SELECT accounts.id FROM accounts JOIN s ON accounts.id = s.account_id ORDER BY accounts.id FOR UPDATE OF accounts
+), a AS (
+  UPDATE accounts SET balance_micros = balance_micros - s.amount, held_micros = held_micros - s.held,
+                      revenue_micros = revenue_micros + s.amount
+    FROM s JOIN l ON l.id = s.account_id
+   WHERE accounts.id = s.account_id
+), c AS (
+  UPDATE calls SET status = 'succeeded', charged_micros = h.amount, provider = h.provider, duration_ms = h.duration,
+                   finished_at = h.now, meta = coalesce(h.meta, calls.meta)
+    FROM h WHERE calls.id = h.call_id
+), e AS (
+  INSERT INTO entries (transfer_id, account_id, amount_micros, kind, call_id, memo, created_at)
+  SELECT 'tr_' || h.call_id, leg.account_id, leg.micros, 'charge', h.call_id, NULL, h.now
+    FROM h, LATERAL (VALUES (h.account_id, -h.amount), ('sys_revenue', h.amount)) AS leg (account_id, micros)
+   WHERE h.amount > 0
+)
+SELECT h.n FROM h`,
+};
+
 /** What tg_begin returns. */
 export interface BeginRow {
   kind: BeginResult['kind'];
