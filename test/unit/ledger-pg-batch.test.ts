@@ -156,6 +156,60 @@ describe('PostgreSQL ledger: plain holds and captures in batches', () => {
     });
   }
 
+  it('[billing:hold-resolves-once] [billing:double-entry] two replicas mix batched plain calls with keyed and capped ones, voids and sweeps on shared accounts: each hold resolves once, nothing overspent', async () => {
+    const other = openPgPool(db.url, { max: 8 });
+    try {
+      const r1 = ledgerOn(raw);
+      const r2 = new PgLedger(other, { clock, idempotencyTtlMs: DAY, replicaId: 'r2' });
+      const accts: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const a = (await r1.createAccount({})).id;
+        await r1.credit(a, (i === 0 ? 40 : 500) * CENT, 'test');
+        accts.push(a);
+      }
+      const cap = { scope: '', window: 'day' as const, limitMicros: 30 * CENT };
+      const outcomes = await Promise.all(
+        Array.from({ length: 600 }, async (_, i) => {
+          const on = i % 2 ? r1 : r2;
+          const acct = accts[i % 4] as string;
+          const extra =
+            i % 7 === 0
+              ? { idempotency: { key: `k${i}`, fingerprint: `f${i}` } }
+              : i % 11 === 0
+                ? { caps: [cap] }
+                : {};
+          const r = await on.begin({ ...req(acct), ...extra, holdTtlMs: i % 13 === 0 ? 1 : 60_000 });
+          if (r.kind !== 'started') return { acct, charged: 0, kind: r.kind };
+          // Some are voided, some left to expire and be swept, the rest captured, by either replica.
+          const by = i % 3 ? r1 : r2;
+          if (i % 5 === 0) {
+            await by.void(r.callId, { errorCode: 'upstream_error', provider: null, durationMs: 1 });
+            return { acct, charged: 0, kind: 'voided' };
+          }
+          if (i % 13 === 0) return { acct, charged: 0, kind: 'left' };
+          await by.capture(r.callId, capture());
+          return { acct, charged: CENT, kind: 'captured' };
+        }),
+      );
+      clock.advance(10);
+      const swept = (await r1.sweep(clock.now())).expiredHolds + (await r2.sweep(clock.now())).expiredHolds;
+      expect(swept).toBe(outcomes.filter((o) => o.kind === 'left').length);
+      expect((await raw.query("SELECT 1 FROM calls WHERE status = 'pending'")).rowCount).toBe(0);
+      for (const a of accts) {
+        const charged = outcomes.filter((o) => o.acct === a).reduce((n, o) => n + o.charged, 0);
+        const b = await r1.balance(a);
+        expect(b.held_micros, a).toBe(0);
+        expect(b.balance_micros, a).toBe((a === accts[0] ? 40 : 500) * CENT - charged);
+        expect(b.balance_micros, a).toBeGreaterThanOrEqual(0);
+      }
+      // The poor account ran out: refusals there, and exactly its 40 cents charged at most.
+      expect(outcomes.some((o) => o.acct === accts[0] && o.kind === 'insufficient')).toBe(true);
+      await conserved();
+    } finally {
+      await other.end();
+    }
+  });
+
   it('[billing:hold-resolves-once] two captures of one call in one batch charge it once; the other is told it is posted', async () => {
     const ledger = ledgerOn(raw);
     const acct = (await ledger.createAccount({})).id;
