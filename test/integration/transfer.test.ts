@@ -12,8 +12,9 @@ import { plan } from '../../src/cli/transfer/plan.js';
 import type { TransferDb } from '../../src/cli/transfer/sides.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import { openStateLedger } from '../../src/ledger/index.js';
-import type { BeginRequest, KeyUsage, Ledger } from '../../src/ledger/types.js';
+import type { KeyUsage, Ledger } from '../../src/ledger/types.js';
 import { accountHistory } from '../../src/run/account-view.js';
+import { beginRequest as call } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { sqlOn } from '../helpers/state-sql.js';
@@ -87,16 +88,6 @@ async function withSide<T>(config: Config, fn: (db: TransferDb) => Promise<T>): 
 }
 
 const USD = 1_000_000;
-const call = (accountId: string, micros: number, extra: Partial<BeginRequest> = {}): BeginRequest => ({
-  accountId,
-  action: 'scraperC/scrape',
-  priceMicros: micros,
-  holdMicros: micros,
-  paymentMethod: 'api_key',
-  principal: 'key_test',
-  holdTtlMs: 60_000,
-  ...extra,
-});
 
 async function started(r: Promise<{ kind: string }>): Promise<string> {
   const res = (await r) as { kind: string; callId: string };

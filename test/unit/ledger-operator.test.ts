@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
-import type { BeginRequest, ChargeRefundRequest, Ledger } from '../../src/ledger/types.js';
+import type { ChargeRefundRequest, Ledger } from '../../src/ledger/types.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { beginRequest as req } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
@@ -10,18 +11,6 @@ import { sqlOn } from '../helpers/state-sql.js';
 // and a debit never takes what pending holds need.
 
 const HOUR = 3_600_000;
-
-function req(accountId: string, micros: number): BeginRequest {
-  return {
-    accountId,
-    action: 'scraperC/scrape',
-    priceMicros: micros,
-    holdMicros: micros,
-    paymentMethod: 'api_key',
-    principal: 'key_test',
-    holdTtlMs: 60_000,
-  };
-}
 
 describe.each(BACKENDS)('operator refunds and adjustments ($name)', (backend) => {
   let state: OpenedState;

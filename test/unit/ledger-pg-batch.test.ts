@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { Batches } from '../../src/ledger/pg/pg-batch.js';
 import { PgLedger } from '../../src/ledger/pg/pg-ledger.js';
-import { type BeginRequest, LedgerStateError } from '../../src/ledger/types.js';
+import { LedgerStateError } from '../../src/ledger/types.js';
 import { openPgPool, type PgPool } from '../../src/pg/pool.js';
+import { beginRequest } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
@@ -14,17 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 const DAY = 86_400_000;
 const CENT = 10_000;
 
-function req(accountId: string, micros = CENT): BeginRequest {
-  return {
-    accountId,
-    action: 'scraperC/scrape',
-    priceMicros: micros,
-    holdMicros: micros,
-    paymentMethod: 'api_key',
-    principal: 'key_test',
-    holdTtlMs: 60_000,
-  };
-}
+const req = (accountId: string) => beginRequest(accountId, CENT);
 
 const capture = (micros = CENT) => ({ amountMicros: micros, provider: 'p', durationMs: 3 });
 

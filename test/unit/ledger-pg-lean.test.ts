@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { PgLedger } from '../../src/ledger/pg/pg-ledger.js';
-import { type BeginRequest, type Ledger, LedgerStateError } from '../../src/ledger/types.js';
+import { type Ledger, LedgerStateError } from '../../src/ledger/types.js';
 import { openPgPool, type PgPool } from '../../src/pg/pool.js';
+import { beginRequest as req } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
@@ -12,19 +13,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 // and the rules the dropped CHECKs and foreign keys used to state.
 
 const DAY = 86_400_000;
-
-function req(accountId: string, micros: number, extra: Partial<BeginRequest> = {}): BeginRequest {
-  return {
-    accountId,
-    action: 'scraperC/scrape',
-    priceMicros: micros,
-    holdMicros: micros,
-    paymentMethod: 'api_key',
-    principal: 'key_test',
-    holdTtlMs: 60_000,
-    ...extra,
-  };
-}
 
 async function started(r: Promise<unknown>): Promise<string> {
   const res = (await r) as { kind: string; callId: string };

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStateLedger } from '../../src/ledger/index.js';
-import { type BeginRequest, type Ledger, LedgerStateError } from '../../src/ledger/types.js';
+import { type Ledger, LedgerStateError } from '../../src/ledger/types.js';
 import { ReplicaLease } from '../../src/pg/replicas.js';
 import { BACKENDS, type BackendCase, type OpenedState } from '../helpers/backends.js';
+import { beginRequest as req } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
@@ -19,19 +20,6 @@ const PENDING_HOLDS = {
 
 const HOUR = 3_600_000;
 const TTL = 24 * HOUR;
-
-function req(accountId: string, micros: number, extra: Partial<BeginRequest> = {}): BeginRequest {
-  return {
-    accountId,
-    action: 'scraperC/scrape',
-    priceMicros: micros,
-    holdMicros: micros,
-    paymentMethod: 'api_key',
-    principal: 'key_test',
-    holdTtlMs: 60_000,
-    ...extra,
-  };
-}
 
 /** Entries sum to zero, and every account's balance and held amount equal their entries and pending holds. */
 async function assertConservation(state: OpenedState, ledger: Ledger): Promise<void> {

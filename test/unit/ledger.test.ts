@@ -10,6 +10,7 @@ import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
+import { beginRequest as req } from '../helpers/begin-request.js';
 import { ManualClock } from '../helpers/clock.js';
 import { sqlOn } from '../helpers/state-sql.js';
 
@@ -46,19 +47,6 @@ describe.each(BACKENDS)('ledger ($name)', (backend) => {
     const a = await ledger.createAccount({ name: 't' });
     if (micros > 0) await ledger.credit(a.id, micros, 'test');
     return a.id;
-  }
-
-  function req(accountId: string, micros: number, extra: Partial<BeginRequest> = {}): BeginRequest {
-    return {
-      accountId,
-      action: 'scraperC/scrape',
-      priceMicros: micros,
-      holdMicros: micros,
-      paymentMethod: 'api_key',
-      principal: 'key_test',
-      holdTtlMs: 60_000,
-      ...extra,
-    };
   }
 
   async function started(r: Promise<unknown>): Promise<string> {
@@ -1114,7 +1102,7 @@ describe('SQLite checkpoints', () => {
       rmSync(dir, { recursive: true, force: true });
     }
 
-    function req(accountId: string, micros: number): BeginRequest {
+    function _req(accountId: string, micros: number): BeginRequest {
       return {
         accountId,
         action: 'scraperC/scrape',
