@@ -211,7 +211,7 @@ const bench: BenchModule = async () => {
       'a named prepared statement (`src/ledger/pg/pg-pair.ts`; the hold is a row of `pending_holds`, the capture',
       "deletes it and, in the same statement, posts the charge, its two entries and revenue's credit). While two",
       'statements of a kind run, the holds (or captures) that arrive wait and go out together as one statement',
-      'and one commit (`src/ledger/pg/pg-batch.ts`); a lone call goes out at once, alone. A hold',
+      'and one commit (`src/ledger/pg/pg-batch.ts`, `pg-plain-calls.ts`); a lone call goes out at once, alone. A hold',
       '(it moves no money) commits without waiting for its WAL flush and is made durable by the flush of its',
       'capture, which waits; the "durable holds" column makes every commit wait (`durableHolds`). The SQLite',
       'ledger (synchronous=FULL for captures, group commit) runs the same load in the same run.',

@@ -1,4 +1,3 @@
-import { isDatabaseUnavailable } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { PgPool } from '../../pg/pool.js';
@@ -30,21 +29,13 @@ import {
   type SweepResult,
   type VoidRequest,
 } from '../types.js';
-import { Batches } from './pg-batch.js';
 import { PgCallReads } from './pg-call-reads.js';
 import { PgKeys } from './pg-keys.js';
 import { PgLedgerReads } from './pg-ledger-reads.js';
 import { asLedgerError, PgMovements } from './pg-movements.js';
 import { PgOperatorMoves } from './pg-operator-moves.js';
-import {
-  type BeginRow,
-  beginPlain,
-  beginPlainBatch,
-  CAPTURE_PLAIN,
-  CAPTURE_PLAIN_BATCH,
-  toBeginResult,
-  VOID_PLAIN,
-} from './pg-pair.js';
+import { type BeginRow, metaText, toBeginResult, VOID_PLAIN } from './pg-pair.js';
+import { PgPlainCalls } from './pg-plain-calls.js';
 
 // The ledger on PostgreSQL, shared by any number of replicas, with the semantics of the SQLite ledger (the same
 // test suites run on both). begin, capture and void are one statement each for a plain call (./pg-pair.ts) and
@@ -77,35 +68,16 @@ export interface PgLedgerOptions {
   batchesInFlight?: number | undefined;
 }
 
-/** A plain call's begin, waiting for its batch. */
-interface PlainBegin {
-  callId: string;
-  req: BeginRequest;
-  now: number;
-}
-
-/** A plain call's capture, waiting for its batch. */
-interface PlainCapture {
-  callId: string;
-  req: CaptureRequest;
-  now: number;
-}
-
 /** Holds resolved per sweep round, and how many of them at once (each in its own short transaction). */
 const SWEEP_BATCH = 500;
 const SWEEP_PARALLEL = 4;
-
-const json = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
 
 export class PgLedger extends PgLedgerReads implements Ledger {
   private readonly ttl: number;
   private readonly replicaId: string;
   private readonly keys: PgKeys;
   private readonly asyncHolds: boolean;
-  private readonly beginPlain: { name: string; text: string };
-  private readonly beginPlainBatch: { name: string; text: string };
-  private readonly begins: Batches<PlainBegin>;
-  private readonly captures: Batches<PlainCapture>;
+  private readonly plain: PgPlainCalls;
   /**
    * Holds this instance took with a key, a cap or funding, until it resolves them: their capture and void go
    * straight to the functions (the one-statement forms would find nothing). A hint only: any instance may
@@ -131,11 +103,12 @@ export class PgLedger extends PgLedgerReads implements Ledger {
       this.rows(name, text, values),
     );
     this.asyncHolds = opts.durableHolds !== true;
-    this.beginPlain = beginPlain(this.asyncHolds);
-    this.beginPlainBatch = beginPlainBatch(this.asyncHolds);
-    const inFlight = opts.batchesInFlight ?? 2;
-    this.begins = new Batches((items) => this.beginPlainCalls(items), inFlight);
-    this.captures = new Batches((items) => this.capturePlainCalls(items), inFlight);
+    this.plain = new PgPlainCalls(
+      (name, text, values) => this.rows(name, text, values),
+      this.replicaId,
+      this.asyncHolds,
+      opts.batchesInFlight ?? 2,
+    );
     const operator = new PgOperatorMoves(pool);
     this.refundCharge = (req) => operator.refundCharge(req, this.clock.now());
     this.adjust = (req) => operator.adjust(req, this.clock.now());
@@ -216,7 +189,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     if (!req.idempotency && !capped && !req.funding?.micros) {
       // A plain call: one statement, alone or in a batch (./pg-pair.ts). Not started: refused or unknown, which
       // tg_begin tells apart (or, left out of a batch, starts).
-      if (await this.begins.add({ callId, req, now })) return { kind: 'started', callId };
+      if (await this.plain.begin(callId, req, now)) return { kind: 'started', callId };
     }
     return this.beginFull(req, now, callId, capped);
   }
@@ -247,7 +220,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
         capKeys,
         req.funding?.micros ?? 0,
         req.funding?.memo ?? null,
-        json(req.meta),
+        metaText(req.meta),
         now,
         this.ttl,
         this.replicaId,
@@ -266,7 +239,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     const now = this.clock.now();
     const full = this.fullHolds.delete(callId);
     if (req.jobHandle === undefined && !full) {
-      if (await this.captures.add({ callId, req, now })) return { chargedMicros: req.amountMicros };
+      if (await this.plain.capture(callId, req, now)) return { chargedMicros: req.amountMicros };
     }
     // Not a plain pending hold (a key, a cap, funding, a job), or not pending at all: tg_capture resolves it or
     // raises why not (unknown, already resolved, above the hold).
@@ -276,91 +249,11 @@ export class PgLedger extends PgLedgerReads implements Ledger {
       req.provider,
       req.durationMs,
       JSON.stringify(req.response ?? null),
-      json(req.meta),
+      metaText(req.meta),
       req.jobHandle ?? null,
       now,
     ]);
     return { chargedMicros: req.amountMicros };
-  }
-
-  /** Plain begins, one statement for them all (one alone: its own statement). Which of them started. */
-  private async beginPlainCalls(items: PlainBegin[]): Promise<boolean[]> {
-    const one = items.length === 1 ? items[0] : undefined;
-    if (one) {
-      const { callId, req, now } = one;
-      const started = await this.rows(this.beginPlain.name, this.beginPlain.text, [
-        callId,
-        req.accountId,
-        req.action,
-        req.holdMicros,
-        req.priceMicros,
-        req.paymentMethod,
-        req.principal,
-        now,
-        json(req.meta),
-        this.replicaId,
-        req.holdTtlMs,
-      ]);
-      return [started.length === 1];
-    }
-    const rows = await this.batchRows<{ call_id: string }>(this.beginPlainBatch, [
-      items.map((i) => i.callId),
-      items.map((i) => i.req.accountId),
-      items.map((i) => i.req.action),
-      items.map((i) => i.req.holdMicros),
-      items.map((i) => i.req.priceMicros),
-      items.map((i) => i.req.paymentMethod),
-      items.map((i) => i.req.principal),
-      items.map((i) => i.now),
-      items.map((i) => json(i.req.meta)),
-      this.replicaId,
-      items.map((i) => i.req.holdTtlMs),
-    ]);
-    const started = new Set(rows?.map((r) => r.call_id));
-    return items.map((i) => started.has(i.callId));
-  }
-
-  /** Plain captures, one statement for them all (one alone: its own statement). Which of them it did. */
-  private async capturePlainCalls(items: PlainCapture[]): Promise<boolean[]> {
-    const one = items.length === 1 ? items[0] : undefined;
-    if (one) {
-      const { callId, req, now } = one;
-      const done = await this.rows(CAPTURE_PLAIN.name, CAPTURE_PLAIN.text, [
-        callId,
-        req.amountMicros,
-        req.provider,
-        req.durationMs,
-        now,
-        json(req.meta),
-      ]);
-      return [done.length === 1];
-    }
-    const rows = await this.batchRows<{ n: string }>(CAPTURE_PLAIN_BATCH, [
-      items.map((i) => i.callId),
-      items.map((i) => i.req.amountMicros),
-      items.map((i) => i.req.provider),
-      items.map((i) => i.req.durationMs),
-      items.map((i) => i.now),
-      items.map((i) => json(i.req.meta)),
-    ]);
-    // By position: of two captures of one call in the batch, only the one that deleted its hold did it.
-    const done = items.map(() => false);
-    for (const r of rows ?? []) done[Number(r.n) - 1] = true;
-    return done;
-  }
-
-  /**
-   * A batch statement's rows; undefined when it failed for a reason other than the database's absence (a
-   * deadlock with another batch, one call's bad row): it then did nothing, and each call takes its slow path,
-   * which does it or fails alone.
-   */
-  private async batchRows<T>(s: { name: string; text: string }, values: unknown[]): Promise<T[] | undefined> {
-    try {
-      return await this.rows<T>(s.name, s.text, values);
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) throw err;
-      return undefined;
-    }
   }
 
   async void(callId: string, req: VoidRequest): Promise<void> {
@@ -372,7 +265,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
         req.provider,
         req.durationMs,
         now,
-        json(req.meta),
+        metaText(req.meta),
       ]);
       if (done.length === 1) return;
     }
@@ -392,7 +285,7 @@ export class PgLedger extends PgLedgerReads implements Ledger {
     const [r] = await this.rows<{ ok: boolean }>(
       'tg_release',
       'SELECT tg_release($1, $2, $3, $4, $5, $6, $7, $8) AS ok',
-      [callId, status, errorCode, provider, durationMs, json(meta), now, strict],
+      [callId, status, errorCode, provider, durationMs, metaText(meta), now, strict],
     );
     return r?.ok === true;
   }

@@ -8,6 +8,9 @@ import type { BeginRequest, BeginResult } from '../types.js';
 // function that handles every case (tg_begin, tg_capture, tg_release), which also says why (a refusal, an
 // unknown or resolved hold). Why this shape: docs/decisions.md "The PostgreSQL ledger's hot path".
 
+/** A call's meta as the `meta` text column keeps it (NULL for none). */
+export const metaText = (v: Record<string, unknown> | undefined) => (v ? JSON.stringify(v) : null);
+
 /**
  * Checks the funds, locks the account and reserves the hold in one conditional UPDATE (READ COMMITTED: an update
  * that waited for the row re-checks its condition on the version it then locks), then records the call and its
