@@ -915,15 +915,6 @@ describe('SQLite group commit', () => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const req = (accountId: string, micros: number): BeginRequest => ({
-    accountId,
-    action: 'scraperC/scrape',
-    priceMicros: micros,
-    holdMicros: micros,
-    paymentMethod: 'api_key',
-    principal: 'key_test',
-    holdTtlMs: 60_000,
-  });
   const settled = async (p: Promise<unknown>) => {
     let done = false;
     p.then(
