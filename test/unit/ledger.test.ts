@@ -6,7 +6,7 @@ import { openStateLedger } from '../../src/ledger/index.js';
 import { startCheckpointer } from '../../src/ledger/sqlite/checkpointer.js';
 import { GroupCommit } from '../../src/ledger/sqlite/group-commit.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import type { BeginRequest, Ledger } from '../../src/ledger/types.js';
+import type { Ledger } from '../../src/ledger/types.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { openSqlite, type SqliteDb } from '../../src/lib/sqlite.js';
 import { BACKENDS, type OpenedState } from '../helpers/backends.js';
@@ -1091,18 +1091,6 @@ describe('SQLite checkpoints', () => {
       await ledger.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
-    }
-
-    function _req(accountId: string, micros: number): BeginRequest {
-      return {
-        accountId,
-        action: 'scraperC/scrape',
-        priceMicros: micros,
-        holdMicros: micros,
-        paymentMethod: 'api_key',
-        principal: null,
-        holdTtlMs: 60_000,
-      };
     }
   }, 60_000);
 
