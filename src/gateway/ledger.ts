@@ -36,8 +36,8 @@ export async function openBooks(b: Base, o: { skipRecovery?: boolean | undefined
   b.closers.add(() => health.close());
   // A lease renewal that finds the database gone starts (or is part of) the outage, said once by `health`;
   // any other failure of it is its own.
-  const logLeaseError = b.backgroundDbError.report;
-  b.backgroundDbError.report = (err) => {
+  const logLeaseError = b.leaseRenewError.report;
+  b.leaseRenewError.report = (err) => {
     health.report(err);
     if (!isDatabaseUnavailable(err)) logLeaseError(err);
   };

@@ -28,10 +28,10 @@ export interface Base {
   /** The holds this process took and has not resolved: a gauge, bound once the ledger is open. */
   gauges: Pick<GaugeSources, 'pendingHolds'>;
   /**
-   * A failure of the database met off any call's path (PostgreSQL: the replica lease's renewal). Logged until
-   * step 2 binds it to the outage watch, which says an outage once (src/run/db-health.ts).
+   * Where a failed renewal of the replica lease goes (PostgreSQL). Logged until step 2 binds it to the outage
+   * watch, which says an outage once (src/run/db-health.ts).
    */
-  backgroundDbError: { report: (err: unknown) => void };
+  leaseRenewError: { report: (err: unknown) => void };
   closers: Closers;
 }
 
@@ -67,11 +67,11 @@ export async function openBase(
 ): Promise<Base> {
   const { clock, log } = o;
   const closers = new Closers(log);
-  const backgroundDbError: Base['backgroundDbError'] = {
+  const leaseRenewError: Base['leaseRenewError'] = {
     report: (err) =>
       log.error({ err }, 'replica lease renewal failed; retrying (said once until it succeeds)'),
   };
-  const opened = await openGatewayState(config, clock, log, (err) => backgroundDbError.report(err));
+  const opened = await openGatewayState(config, clock, log, (err) => leaseRenewError.report(err));
   closers.add(opened.close);
   const inflight = new Inflight();
   const gauges: Base['gauges'] = { pendingHolds: () => ({ count: 0, oldestMs: 0 }) };
@@ -99,7 +99,7 @@ export async function openBase(
       prom,
       inflight,
       gauges,
-      backgroundDbError,
+      leaseRenewError,
       closers,
     };
   } catch (err) {
