@@ -344,7 +344,7 @@ describe('the operator CLI', () => {
     const human = cli('keys', 'list', accountId);
     const row = human.stdout.split('\n').find((l) => l.startsWith(made.key_id)) as string;
     expect(row).toMatch(/\$0\.05\s+\$0\.01\s+\$0\.01 of \$50\.00\s+all$/);
-  });
+  }, 60_000); // ten CLI processes, each a Node start: ~13 s here, more on a loaded machine
 
   it('[keys:cli] bad limits are usage errors naming the flag; an unknown key is not found; a change names at least one limit', () => {
     const bad = cli('keys', 'limit', 'key_x', '--daily-limit-usd', 'five', '--json');
