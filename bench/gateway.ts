@@ -83,8 +83,9 @@ const bench: BenchModule = async () => {
     body: [
       'A paid cheap action (`scraperC/scrape`, built-in plain fetch of a local fake page, 1 cent) through',
       '`POST /api/run`, against the same page fetched directly and through a bare Node pass-through proxy',
-      '(`bench/bare-proxy.ts`: node:http in, the JSON body parsed, undici out, no ledger), all by the same undici',
-      'client in one run. The gateway is a separate `tollgate serve` process (compiled), logging at `info`, with the',
+      '(`bench/bare-proxy.mjs`: node:http in, the JSON body parsed, undici out, no ledger; plain `node` with the',
+      "gateway's V8 flags), all by the same undici client in one run. The gateway is a separate `tollgate serve`",
+      'process (compiled), logging at `info`, with the',
       'real ledger: SQLite WAL, the hold a reservation in memory, the capture one commit made durable by an',
       'fdatasync off the event loop before the answer — API-key auth, validation and the SSRF-guarded fetch.',
       '',

@@ -116,16 +116,23 @@ export async function startFakePage(): Promise<{ url: string; close(): Promise<v
   };
 }
 
-/** The bare Node pass-through proxy (bench/bare-proxy.ts) as its own process: the baseline of the shim. */
-export async function startBareProxy(): Promise<{
+/**
+ * Node's flags for the bare proxy: the gateway's own V8 settings (SERVE_NODE_FLAGS, and the old generation's growth
+ * that the gateway sets at start from TOLLGATE_HEAP_GROWTH_PERCENT, default 50), so that its figures — RSS above
+ * all — are the floor of the same Node, not of a differently tuned one.
+ */
+export const BARE_NODE_FLAGS = [...SERVE_NODE_FLAGS, '--heap-growing-percent=50'];
+
+/** The bare Node pass-through proxy (bench/bare-proxy.mjs) as its own process: the baseline of the shim. */
+export async function startBareProxy(opts: { connections?: number } = {}): Promise<{
   url: string;
   pid: number | undefined;
   cpuMs(): number | undefined;
   stop(): Promise<void>;
 }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'bare-proxy.ts')], {
+  const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, join(ROOT, 'bench', 'bare-proxy.mjs')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, BARE_PROXY_CONNECTIONS: String(opts.connections ?? 128) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
