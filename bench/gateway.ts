@@ -123,6 +123,7 @@ const bench: BenchModule = async () => {
         target: "#19 HTTP shim added p99 ≤ the bare proxy's added p99 + 1.0 ms",
         measured: `${fmt(added.p99)} against ${fmt(added.bareP99)} + 1.0 ms`,
         verdict: verdict(added.p99 <= p99Ceiling),
+        why: "the tail is the sum of small waits, not one stage: the stage table's \"slowest 1 %\" column puts it in the upstream fetch (the gateway's own scavenges and thread wake-ups land in that wait), the receipt's hop to libuv's pool and the capture's fdatasync; no WAL checkpoints, logging at warn, a single-threaded GC and other semi-space sizes did not move it beyond the run-to-run noise (docs/decisions.md \"Node's flags\")",
       },
       {
         target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
