@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createApiKey } from '../auth/api-keys.js';
+import { envSchema } from '../src/config/index.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openLedger } from '../test/helpers/sqlite-ledger.js';
 
@@ -118,10 +119,13 @@ export async function startFakePage(): Promise<{ url: string; close(): Promise<v
 
 /**
  * Node's flags for the bare proxy: the gateway's own V8 settings (SERVE_NODE_FLAGS, and the old generation's growth
- * that the gateway sets at start from TOLLGATE_HEAP_GROWTH_PERCENT, default 50), so that its figures — RSS above
- * all — are the floor of the same Node, not of a differently tuned one.
+ * that the gateway sets at start from TOLLGATE_HEAP_GROWTH_PERCENT, its default here), so that its figures — RSS
+ * above all — are the floor of the same Node, not of a differently tuned one.
  */
-export const BARE_NODE_FLAGS = [...SERVE_NODE_FLAGS, '--heap-growing-percent=50'];
+export const BARE_NODE_FLAGS = [
+  ...SERVE_NODE_FLAGS,
+  `--heap-growing-percent=${envSchema.shape.TOLLGATE_HEAP_GROWTH_PERCENT.parse(undefined)}`,
+];
 
 /** The bare Node pass-through proxy (bench/bare-proxy.mjs) as its own process: the baseline of the shim. */
 export async function startBareProxy(opts: { connections?: number } = {}): Promise<{
@@ -132,7 +136,10 @@ export async function startBareProxy(opts: { connections?: number } = {}): Promi
 }> {
   const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, join(ROOT, 'bench', 'bare-proxy.mjs')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, BARE_PROXY_CONNECTIONS: String(opts.connections ?? 128) },
+    env: {
+      PATH: process.env.PATH,
+      ...(opts.connections ? { BARE_PROXY_CONNECTIONS: String(opts.connections) } : {}),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
