@@ -1,17 +1,32 @@
 import { availableParallelism } from 'node:os';
 import { Agent, request } from 'undici';
-import { mainThreadCpuMs, procCpuMs, startBareProxy, startFakePage, startGatewayProcess } from './process.js';
+import {
+  mainThreadCpuMs,
+  procCpuMs,
+  startBareProxy,
+  startFakePage,
+  startGatewayProcess,
+  startPaidFloor,
+} from './process.js';
 import { fmt, interleave, load, type Summary, summarize } from './stats.js';
 import { type BenchModule, verdict } from './types.js';
 
 // The HTTP shim's overhead: a paid cheap action (scraperC/scrape, built-in plain fetch, 1 cent) through the
 // gateway against a local fake upstream, versus the same upstream called directly and through a bare Node
-// pass-through proxy (the baseline of the issue's targets), by the same client in one run.
+// pass-through proxy (the baseline of the issue's targets) and through the paid-call floor (bench/paid-floor.mjs:
+// the least a paid call must do, and the same with parts of it left out), by the same client in one run.
 
 const bench: BenchModule = async () => {
   const upstream = await startFakePage();
   const gw = await startGatewayProcess();
   const bare = await startBareProxy();
+  // The floor whole, then without the fdatasync, without the receipt, and with neither a ledger write nor a receipt.
+  const floors = [
+    await startPaidFloor(),
+    await startPaidFloor({ PAID_FLOOR_SYNC: '0' }),
+    await startPaidFloor({ PAID_FLOOR_RECEIPT: '0' }),
+    await startPaidFloor({ PAID_FLOOR_LEDGER: '0', PAID_FLOOR_RECEIPT: '0' }),
+  ];
   const client = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
   const direct = async () => {
     const r = await request(upstream.url, { dispatcher: client });
@@ -29,15 +44,19 @@ const bench: BenchModule = async () => {
     if (r.statusCode !== 200) throw new Error(`${url} answered ${r.statusCode}: ${text}`);
   };
   const viaBare = post(bare.url, {});
+  const viaFloors = floors.map((f) => post(f.url, { authorization: `Bearer ${f.key}` }));
   const viaGateway = post(`${gw.url}/api/run/scraperC/scrape`, { authorization: `Bearer ${gw.key}` });
 
   // Warm up every path (JIT, connection pools, SQLite page cache).
-  for (const f of [direct, viaBare, viaGateway]) await load(500, 8, f);
+  for (const f of [direct, viaBare, ...viaFloors, viaGateway]) await load(500, 8, f);
 
   // Concurrency 1: the three paths interleaved call by call, so all see the same machine (a shared VM whose
   // speed drifts). Concurrency 32: each path alone, best of two rounds.
-  const c1 = await interleave(3000, [direct, viaBare, viaGateway]);
-  const [d1, b1, g1] = c1.map((r) => summarize(r.latencies)) as [Summary, Summary, Summary];
+  const c1 = (await interleave(3000, [direct, viaBare, viaGateway, ...viaFloors])).map((r) =>
+    summarize(r.latencies),
+  );
+  const [d1, b1, g1, f1] = c1 as [Summary, Summary, Summary, Summary];
+  const floors1 = c1.slice(3);
   // Each round also reads the server process's CPU, and its main thread's (its event loop) alone: where a
   // server at concurrency 32 is held, its main thread is busy all the time while the machine has cores to spare.
   const best = async (f: () => Promise<void>, pid?: number) => {
@@ -62,9 +81,15 @@ const bench: BenchModule = async () => {
   const d32 = await best(direct);
   const b32 = await best(viaBare, bare.pid);
   const g32 = await best(viaGateway, gw.proc.pid);
+  type Round = Awaited<ReturnType<typeof best>>;
+  const floors32: Round[] = [];
+  for (const [i, f] of floors.entries())
+    floors32.push(await best(viaFloors[i] as () => Promise<void>, f.pid));
+  const f32 = floors32[0] as Round;
   await client.close();
   await gw.stop();
   await bare.stop();
+  for (const f of floors) await f.stop();
   await upstream.close();
 
   const added = {
@@ -74,6 +99,10 @@ const bench: BenchModule = async () => {
     p99: g1.p99 - d1.p99,
   };
   const ratio = g32.perSecond / b32.perSecond;
+  const floorAdded = f1.p50 - d1.p50;
+  const floorRatio = f32.perSecond / b32.perSecond;
+  /** What the floor adds at concurrency 1 with part `i` left out (1: the fdatasync, 2: the receipt). */
+  const partAdded = (i: number) => (floors1[i] as Summary).p50 - d1.p50;
   const row = (name: string, s: Summary, base: Summary, c32: number) =>
     `| ${name} | ${fmt(s.p50)} / ${fmt(s.p99)} | **${fmt(s.p50 - base.p50)} / ${fmt(s.p99 - base.p99)}** | ${Math.round(c32)} |`;
   const p99Ceiling = added.bareP99 + 1.0;
@@ -86,14 +115,30 @@ const bench: BenchModule = async () => {
       '(`bench/bare-proxy.mjs`: node:http in, the JSON body parsed, undici out, no ledger; plain `node` with the',
       "gateway's V8 flags), all by the same undici client in one run. The gateway is a separate `tollgate serve`",
       'process (compiled), logging at `info`, with the real ledger: SQLite WAL, the hold a reservation in memory, the',
-      'capture one commit made durable by an fdatasync off the event loop before the answer — API-key auth,',
-      'validation and the SSRF-guarded fetch.',
+      'capture one commit made durable by an fdatasync before the answer (on the event loop for a lone call, on',
+      "libuv's pool under load) — API-key auth, validation and the SSRF-guarded fetch.",
       '',
       '| path | p50 / p99 at concurrency 1 | added over direct p50 / p99 | calls/s at concurrency 32 |',
       '|---|---|---|---|',
       `| direct | ${fmt(d1.p50)} / ${fmt(d1.p99)} | — | ${Math.round(d32.perSecond)} |`,
       row('bare Node proxy', b1, d1, b32.perSecond),
+      row('paid-call floor', f1, d1, f32.perSecond),
       row('HTTP shim', g1, d1, g32.perSecond),
+      '',
+      'The paid-call floor (`bench/paid-floor.mjs`, plain `node` with the same flags) does the least a paid call',
+      "must do under the issue's own rules and nothing else: the API key (sha256, looked up in memory), the JSON",
+      'body, a reservation in memory, the fetch, one SQLite commit (the call, two entries, two balances) made durable',
+      'by an fdatasync of the WAL before the answer (on the event loop for a lone call, else on the pool with group',
+      'commit), and an ES256 receipt — no validation, SSRF check, HTML to Markdown, log line or metrics. What its',
+      'parts cost, each left out in turn (same run):',
+      '',
+      '| paid-call floor | added p50 / p99 at concurrency 1 | calls/s at concurrency 32 | CPU µs per call, process | main thread µs per call |',
+      '|---|---|---|---|---|',
+      ...FLOOR_PARTS.map((name, i) => {
+        const s1 = floors1[i] as Summary;
+        const r = floors32[i] as Round;
+        return `| ${name} | ${fmt(s1.p50 - d1.p50)} / ${fmt(s1.p99 - d1.p99)} | ${Math.round(r.perSecond)} (${pct(r.perSecond / b32.perSecond)} of the proxy) | ${Math.round(r.cpuUs)} | ${Math.round(r.mainUs)} |`;
+      }),
       '',
       `Targets (issue 19): shim added p50 ≤ 0.6 ms — measured **${fmt(added.p50)}** (${verdict(added.p50 <= 0.6)});`,
       `added p99 ≤ the bare proxy's added p99 + 1.0 ms = ${fmt(p99Ceiling)} — **${fmt(added.p99)}**`,
@@ -108,34 +153,47 @@ const bench: BenchModule = async () => {
       '| server | CPU µs per call, process | main thread µs per call | main thread busy | the machine idle |',
       '|---|---|---|---|---|',
       threadRow('bare Node proxy', b32),
+      threadRow('paid-call floor', f32),
       threadRow('HTTP shim', g32),
       '',
       'Where the time goes: the "Where the time of a paid call goes" section (`npm run bench -- stages`).',
     ].join('\n'),
     targets: [
       {
+        target:
+          '#19 the paid-call floor: the least a paid call must do (a durable commit, a receipt), beside the targets',
+        measured: `adds ${fmt(floorAdded)} p50 at concurrency 1 (target 0.6 ms); ${pct(floorRatio)} of the bare proxy's calls/s at 32 (target 60 %); the shim: ${fmt(added.p50)}, ${pct(ratio)}`,
+        verdict: 'reported',
+      },
+      {
         target: '#19 HTTP shim added p50 at concurrency 1 ≤ 0.6 ms',
         measured: `${fmt(added.p50)} (the bare proxy adds ${fmt(added.bareP50)})`,
         verdict: verdict(added.p50 <= 0.6),
-        why: 'the one durable commit: the capture waits for an fdatasync of the WAL (0.1–0.2 ms on this disk alone), the largest stage of the stage table ("Where the time of a paid call goes"); the rest is what the gateway does that a proxy does not (auth, validation, SSRF check, receipt, the record)',
+        why: `below the work itself on this machine: the paid-call floor (the least a paid call must do, nothing else) adds ${fmt(floorAdded)} in the same run, ${fmt(floorAdded - partAdded(1))} of it the fdatasync that makes the charge durable and ${fmt(floorAdded - partAdded(2))} the receipt; the gateway adds ${fmt(added.p50 - floorAdded)} over the floor: validation, the SSRF check, HTML to Markdown, the log line, metrics and the call's tracking (the stage table, "Where the time of a paid call goes")`,
       },
       {
         target: "#19 HTTP shim added p99 ≤ the bare proxy's added p99 + 1.0 ms",
         measured: `${fmt(added.p99)} against ${fmt(added.bareP99)} + 1.0 ms`,
         verdict: verdict(added.p99 <= p99Ceiling),
-        why: "the tail is the sum of small waits, not one stage: the stage table's \"slowest 1 %\" column puts it in the upstream fetch (the gateway's own scavenges and thread wake-ups land in that wait), the receipt's hop to libuv's pool and the capture's fdatasync; no WAL checkpoints, logging at warn, a single-threaded GC and other semi-space sizes did not move it beyond the run-to-run noise (docs/decisions.md \"Node's flags\")",
+        why: `the tail is the sum of small waits, not one stage: the paid-call floor's added p99 is ${fmt(f1.p99 - d1.p99)} in the same run (a durable commit and a signature per call); the stage table's "slowest 1 %" column puts the gateway's in the upstream fetch (the gateway's own scavenges and thread wake-ups land in that wait), the receipt's hop to libuv's pool and the capture's fdatasync; no WAL checkpoints, logging at warn, a single-threaded GC and other semi-space sizes did not move it beyond the run-to-run noise (docs/decisions.md "Node's flags")`,
       },
       {
         target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
         measured: `${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s = ${(ratio * 100).toFixed(0)} %`,
         verdict: verdict(ratio >= 0.6),
-        why: `one event loop: the gateway's main thread is busy ${pct(g32.mainBusy)} of the time at 32 in flight and spends ${Math.round(g32.mainUs)} µs per paid call, where the bare proxy's spends ${Math.round(b32.mainUs)} µs (busy ${pct(b32.mainBusy)}): auth, validation, the ledger's statements, the SSRF check, the HTML to Markdown, the log line, the receipt's hand-off to the pool, the garbage they leave (the stage table), while ${pct(g32.spare)} of the machine's cores stayed idle`,
+        why: `below the work itself on this machine: the paid-call floor reaches ${pct(floorRatio)} of the bare proxy in the same run (${Math.round(f32.perSecond)} calls/s; its main thread ${Math.round(f32.mainUs)} µs per call, the proxy's ${Math.round(b32.mainUs)}): the durable commit and the receipt are what it adds (its parts, left out in turn, in the section); the gateway does ${pct(g32.perSecond / f32.perSecond)} of the floor, its main thread busy ${pct(g32.mainBusy)} at ${Math.round(g32.mainUs)} µs per call: validation, the SSRF check, HTML to Markdown, the log line, metrics, the call's tracking and the garbage they leave (the stage table)`,
       },
     ],
   };
 };
 
 const cpus = availableParallelism();
+const FLOOR_PARTS = [
+  'whole',
+  'without the fdatasync (not durable)',
+  'without the receipt',
+  'without the ledger write or the receipt (the reservation only)',
+];
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 function threadRow(

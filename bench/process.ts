@@ -37,11 +37,14 @@ export interface GatewayProcess {
  */
 export const SERVE_NODE_FLAGS = ['--max-semi-space-size=4', '--v8-pool-size=2'];
 
-/** Starts `tollgate serve` in a child process on a fresh data dir with a funded account. */
+/**
+ * Starts `tollgate serve` in a child process on a fresh data dir with a funded account. `root`: another checkout
+ * whose build to run (two builds side by side in one run, an A/B of a change on a machine whose speed drifts).
+ */
 export async function startGatewayProcess(
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
-  opts: { captureStderr?: boolean } = {},
+  opts: { captureStderr?: boolean; root?: string } = {},
 ): Promise<GatewayProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
   const { ledger, db } = openLedger(dataDir, { clock: systemClock, idempotencyTtlMs: 86_400_000 });
@@ -54,7 +57,7 @@ export async function startGatewayProcess(
     process.execPath,
     [...SERVE_NODE_FLAGS, ...nodeArgs, 'bin/tollgate.js', 'serve', '--json'],
     {
-      cwd: ROOT,
+      cwd: opts.root ?? ROOT,
       env: {
         PATH: process.env.PATH,
         TOLLGATE_DATA_DIR: dataDir,
@@ -72,17 +75,7 @@ export async function startGatewayProcess(
   proc.stderr?.on('data', (d) => {
     stderr += String(d);
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { url?: string };
-        if (msg.url) resolve(msg.url);
-      } catch {
-        // request log lines
-      }
-    });
-    proc.once('exit', (c) => reject(new Error(`gateway exited ${c}`)));
-  });
+  const url = await addressOf(proc, 'gateway');
   return {
     url,
     key,
@@ -127,29 +120,69 @@ export const BARE_NODE_FLAGS = [
   `--heap-growing-percent=${envSchema.shape.TOLLGATE_HEAP_GROWTH_PERCENT.parse(undefined)}`,
 ];
 
-/** The bare Node pass-through proxy (bench/bare-proxy.mjs) as its own process: the baseline of the shim. */
-export async function startBareProxy(opts: { connections?: number } = {}): Promise<{
+/**
+ * The URL a `tollgate serve --json` process prints once it listens. The request log that follows is drained
+ * unread: parsing it would load the load generator's own process, which shares the machine.
+ */
+export function addressOf(proc: ChildProcess, what: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { url?: string };
+        if (!msg.url) return;
+        lines.close();
+        proc.stdout?.resume();
+        resolve(msg.url);
+      } catch {
+        // log lines before the address
+      }
+    });
+    proc.once('exit', (c) => reject(new Error(`${what} exited ${c}`)));
+  });
+}
+
+/** A server of the bench run by plain `node` with BARE_NODE_FLAGS, as its own process. */
+export interface ScriptServer {
   url: string;
+  /** The API key it takes, when it takes one (the paid-call floor). */
+  key: string;
   pid: number | undefined;
   cpuMs(): number | undefined;
   stop(): Promise<void>;
-}> {
-  const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, join(ROOT, 'bench', 'bare-proxy.mjs')], {
+}
+
+/** The bare Node pass-through proxy (bench/bare-proxy.mjs) as its own process: the baseline of the shim. */
+export function startBareProxy(opts: { connections?: number } = {}): Promise<ScriptServer> {
+  return startScript(
+    'bare-proxy.mjs',
+    opts.connections ? { BARE_PROXY_CONNECTIONS: String(opts.connections) } : {},
+  );
+}
+
+/**
+ * The paid-call floor (bench/paid-floor.mjs): the least a paid call must do, durable commit and receipt included.
+ * `parts` leaves some out (PAID_FLOOR_SYNC, PAID_FLOOR_RECEIPT, PAID_FLOOR_LEDGER = '0') to see what each costs.
+ */
+export function startPaidFloor(parts: Record<string, string> = {}): Promise<ScriptServer> {
+  return startScript('paid-floor.mjs', parts);
+}
+
+async function startScript(file: string, env: Record<string, string>): Promise<ScriptServer> {
+  const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, join(ROOT, 'bench', file)], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      ...(opts.connections ? { BARE_PROXY_CONNECTIONS: String(opts.connections) } : {}),
-    },
+    env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
+  const first = await new Promise<{ url: string; key?: string }>((resolve, reject) => {
     createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) =>
-      resolve((JSON.parse(line) as { url: string }).url),
+      resolve(JSON.parse(line) as { url: string; key?: string }),
     );
-    proc.once('exit', (c) => reject(new Error(`bare proxy exited ${c}`)));
+    proc.once('exit', (c) => reject(new Error(`bench/${file} exited ${c}`)));
   });
   return {
-    url,
+    url: first.url,
+    key: first.key ?? '',
     pid: proc.pid,
     cpuMs: () => procCpuMs(proc.pid),
     async stop() {

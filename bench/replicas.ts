@@ -3,11 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { freePort } from '../test/helpers/ports.js';
-import { startFakePage } from './process.js';
+import { addressOf, startFakePage } from './process.js';
 import { load } from './stats.js';
 import type { BenchModule } from './types.js';
 
@@ -44,15 +43,7 @@ async function serve(env: NodeJS.ProcessEnv, workers: number) {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      try {
-        const m = JSON.parse(line) as { url?: string };
-        if (m.url) resolve(m.url);
-      } catch {}
-    });
-    proc.once('exit', (c) => reject(new Error(`serve exited ${c}`)));
-  });
+  const url = await addressOf(proc, 'serve');
   return {
     url,
     async stop() {
