@@ -87,7 +87,7 @@ const bench: BenchModule = async () => {
       'the same order, to the same asynchronous stdout) instead of through `log.info`, whose redaction pass',
       '(the gateway redacts credentials wherever they appear in a log object) is most of its cost; the line holds',
       'nothing to redact. Every other log line still goes through pino with redaction. stdout is written 4 KiB at',
-      'a time (or every 100 ms), so under load one write carries a few dozen lines.',
+      'a time (or within 100 ms of a line), so under load one write carries a few dozen lines.',
       '',
       '| one request line, in process (CPU, median of 5 × 100,000) | µs |',
       '|---|---|',

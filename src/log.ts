@@ -8,10 +8,10 @@ import pino, { type Logger } from 'pino';
  * `serve --workers N`, its worker (`worker`: 1…N; the primary's lines say 0).
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  // Asynchronous stdout, written 4 KiB at a time (and at least every 100 ms, so a quiet gateway's lines still
+  // Asynchronous stdout, written 4 KiB at a time (and within 100 ms of a line, so a quiet gateway's lines still
   // appear at once): under load one syscall carries a few dozen request lines instead of one each. Flushed at
   // shutdown (Gateway.close); a crash can lose the last 100 ms of lines.
-  const dest = destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
+  const dest = destination ?? flushedWithin(pino.destination({ dest: 1, sync: false, minLength: 4096 }), 100);
   const base = {
     svc: 'tollgate',
     pid: process.pid,
@@ -57,6 +57,36 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   });
   return log;
 }
+
+/**
+ * Flushes what `boom` buffers within `ms` of a write. Not sonic-boom's `periodicFlush`: its interval flushes
+ * whether or not anything was written, an empty write on libuv's pool every 100 ms that kept an idle gateway's
+ * threads waking ten times a second (docs/decisions.md "Request lines without the redaction pass"). The timer
+ * here exists only while a line waits.
+ */
+export function flushedWithin(boom: SonicBoom, ms: number): SonicBoom {
+  const write = boom.write.bind(boom);
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    try {
+      boom.flush();
+    } catch {
+      // Ended at shutdown while the timer waited: its last flush wrote everything.
+    }
+  };
+  boom.write = (data: string) => {
+    const ok = write(data);
+    if (!timer) {
+      timer = setTimeout(flush, ms);
+      timer.unref();
+    }
+    return ok;
+  };
+  return boom;
+}
+
+type SonicBoom = ReturnType<typeof pino.destination>;
 
 /** The one line logged per request (src/lib/request-log.ts). */
 export interface RequestLine {

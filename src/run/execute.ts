@@ -364,18 +364,22 @@ async function runPaid(
     }
   }
   // The receipt is signed while the capture commits (its claims are the price, known already), and signed again
-  // only if the ledger charged something else (nothing, when the capture could not be written). Signing starts
-  // first: a lone call's capture syncs on the event loop before `capture` returns (src/ledger/sqlite/
-  // group-commit.ts `alone`), and the signature, on libuv's pool, is done by the time it has.
-  const receiptOf = (chargedMicros: number) =>
-    signReceiptAsync(deps, {
+  // only if the ledger charged something else (nothing, when the capture could not be written). Under load it is
+  // signed on libuv's pool, off the event loop that every call shares; a lone call signs it right here, after its
+  // capture (which syncs on the event loop when alone: src/ledger/sqlite/group-commit.ts `alone`), because with
+  // nothing else to run, the hand-off to the pool and the loop's wake-up would only add to what it waits for.
+  const alone = deps.inflight.size <= 1;
+  const receiptOf = (chargedMicros: number) => {
+    const facts = {
       transactionId: hold.callId,
       action: action.id,
       chargedMicros,
       principal,
       collected: meta,
-    });
-  let signing = receiptOf(priceMicros);
+    };
+    return alone ? Promise.resolve(signReceipt(deps, facts)) : signReceiptAsync(deps, facts);
+  };
+  let signing = alone ? undefined : receiptOf(priceMicros);
   const capturing = hold.capture(priceMicros, {
     provider,
     response: envelope,
@@ -392,7 +396,7 @@ async function runPaid(
       warnings,
     );
   }
-  if (charged !== priceMicros) signing = receiptOf(charged);
+  if (signing === undefined || charged !== priceMicros) signing = receiptOf(charged);
   const receipt = await signing;
   await refundIfJobFailed(deps, action, input, data, principal);
   return withWarnings(

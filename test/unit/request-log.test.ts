@@ -1,7 +1,10 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logRequest } from '../../src/log.js';
+import { createLogger, flushedWithin, logRequest } from '../../src/log.js';
 
 // The request line is written by hand for the gateway's loggers (src/log.ts): the same line pino would write,
 // without its redaction pass; other loggers get pino's own.
@@ -46,5 +49,32 @@ describe('[ops:request-log] one line per request, cheaply', () => {
     const other = pino({ level: 'info' }, out);
     logRequest(other.child({ door: 'x' }), line);
     expect(JSON.parse(chunks.join(''))).toMatchObject({ door: 'x', msg: 'request', status: 201 });
+  });
+});
+
+describe('[ops:log-flush] buffered log lines reach their file within 100 ms, and an idle logger writes nothing', () => {
+  it('flushes a line within the interval, then stays quiet while nothing is logged', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-log-'));
+    const file = join(dir, 'out.log');
+    const boom = flushedWithin(pino.destination({ dest: file, sync: true, minLength: 4096 }), 50);
+    let writes = 0;
+    boom.on('write', () => writes++);
+    try {
+      boom.write('{"msg":"one"}\n');
+      // Buffered (under minLength): not in the file yet.
+      expect(readFileSync(file, 'utf8')).toBe('');
+      await new Promise((r) => setTimeout(r, 120));
+      expect(readFileSync(file, 'utf8')).toBe('{"msg":"one"}\n');
+      const after = writes;
+      // Idle: no timer left running, so no empty writes (sonic-boom's periodicFlush made one per interval).
+      await new Promise((r) => setTimeout(r, 250));
+      expect(writes).toBe(after);
+      boom.write('{"msg":"two"}\n');
+      await new Promise((r) => setTimeout(r, 120));
+      expect(readFileSync(file, 'utf8')).toBe('{"msg":"one"}\n{"msg":"two"}\n');
+    } finally {
+      boom.end();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
