@@ -67,8 +67,15 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 export function flushedWithin(boom: SonicBoom, ms: number): SonicBoom {
   const write = boom.write.bind(boom);
   let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(flush, ms);
+    timer.unref();
+  };
   const flush = () => {
     timer = undefined;
+    // A flush asked while a write is in flight does nothing, and the lines buffered meanwhile would wait for the
+    // next line to arm a timer: ask again later. (`_writing` is sonic-boom's own flag; without it, flush anyway.)
+    if ((boom as unknown as { _writing?: boolean })._writing) return arm();
     try {
       boom.flush();
     } catch {
@@ -77,10 +84,7 @@ export function flushedWithin(boom: SonicBoom, ms: number): SonicBoom {
   };
   boom.write = (data: string) => {
     const ok = write(data);
-    if (!timer) {
-      timer = setTimeout(flush, ms);
-      timer.unref();
-    }
+    if (!timer) arm();
     return ok;
   };
   return boom;
