@@ -50,8 +50,8 @@ const bench: BenchModule = async () => {
   // Warm up every path (JIT, connection pools, SQLite page cache).
   for (const f of [direct, viaBare, ...viaFloors, viaGateway]) await load(500, 8, f);
 
-  // Concurrency 1: the three paths interleaved call by call, so all see the same machine (a shared VM whose
-  // speed drifts). Concurrency 32: each path alone, best of two rounds.
+  // Concurrency 1: every path (direct, the proxy, the shim, the floors) interleaved call by call, so all see the
+  // same machine (a shared VM whose speed drifts). Concurrency 32: each path alone, best of two rounds.
   const c1 = (await interleave(3000, [direct, viaBare, viaGateway, ...viaFloors])).map((r) =>
     summarize(r.latencies),
   );
