@@ -1,6 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Agent, request } from 'undici';
 import {
+  GC_STATS_ARGS,
+  type GcStats,
+  gcStats,
   mainThreadCpuMs,
   procCpuMs,
   startBareProxy,
@@ -18,14 +21,15 @@ import { type BenchModule, verdict } from './types.js';
 
 const bench: BenchModule = async () => {
   const upstream = await startFakePage();
-  const gw = await startGatewayProcess();
-  const bare = await startBareProxy();
+  // Each server counts its garbage collections (bench/gc-stats.mjs), read around each round at concurrency 32.
+  const gw = await startGatewayProcess({}, GC_STATS_ARGS);
+  const bare = await startBareProxy({ nodeArgs: GC_STATS_ARGS });
   // The floor whole, then without the fdatasync, without the receipt, and with neither a ledger write nor a receipt.
   const floors = [
-    await startPaidFloor(),
-    await startPaidFloor({ PAID_FLOOR_SYNC: '0' }),
-    await startPaidFloor({ PAID_FLOOR_RECEIPT: '0' }),
-    await startPaidFloor({ PAID_FLOOR_LEDGER: '0', PAID_FLOOR_RECEIPT: '0' }),
+    await startPaidFloor({}, GC_STATS_ARGS),
+    await startPaidFloor({ PAID_FLOOR_SYNC: '0' }, GC_STATS_ARGS),
+    await startPaidFloor({ PAID_FLOOR_RECEIPT: '0' }, GC_STATS_ARGS),
+    await startPaidFloor({ PAID_FLOOR_LEDGER: '0', PAID_FLOOR_RECEIPT: '0' }, GC_STATS_ARGS),
   ];
   const client = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
   const direct = async () => {
@@ -61,6 +65,7 @@ const bench: BenchModule = async () => {
   // server at concurrency 32 is held, its main thread is busy all the time while the machine has cores to spare.
   const best = async (f: () => Promise<void>, pid?: number) => {
     const round = async () => {
+      const gc0 = pid === undefined ? undefined : await gcStats(pid);
       const cpu0 = procCpuMs(pid) ?? 0;
       const main0 = mainThreadCpuMs(pid) ?? 0;
       const own0 = process.cpuUsage();
@@ -72,7 +77,15 @@ const bench: BenchModule = async () => {
       // This process: the load generator and the fake page.
       const own = process.cpuUsage(own0);
       const spare = 1 - (cpu + (own.user + own.system) / 1000) / (wall * cpus);
-      return { ...r, cpuUs: (cpu * 1000) / 6000, mainUs: (main * 1000) / 6000, mainBusy: main / wall, spare };
+      const gc = gc0 && pid !== undefined ? gcPerCall(gc0, await gcStats(pid), 6000) : undefined;
+      return {
+        ...r,
+        cpuUs: (cpu * 1000) / 6000,
+        mainUs: (main * 1000) / 6000,
+        mainBusy: main / wall,
+        spare,
+        gc,
+      };
     };
     const a = await round();
     const b = await round();
@@ -148,10 +161,13 @@ const bench: BenchModule = async () => {
       'At concurrency 32 (the best round), CPU per call of the server process and of its main thread (the event',
       "loop) alone, and how busy that thread was (read from /proc; the rest of the process's CPU is libuv's pool",
       "— the fdatasync, the receipt's signature — and V8's threads), and the share of the machine's cores that",
-      'neither the server nor this process (the load generator and the fake page) used:',
+      'neither the server nor this process (the load generator and the fake page) used; then its garbage: how',
+      "many scavenges (V8's young generation, collected each time the 4 MiB of new space fill) per 1,000 calls, and",
+      'how long its main thread stood in collections per call, scavenges and the rest (counted inside the server by',
+      '`bench/gc-stats.mjs`):',
       '',
-      '| server | CPU µs per call, process | main thread µs per call | main thread busy | the machine idle |',
-      '|---|---|---|---|---|',
+      '| server | CPU µs per call, process | main thread µs per call | main thread busy | the machine idle | scavenges per 1,000 calls | GC pauses µs per call: scavenges + the rest |',
+      '|---|---|---|---|---|---|---|',
       threadRow('bare Node proxy', b32),
       threadRow('paid-call floor', f32),
       threadRow('HTTP shim', g32),
@@ -181,7 +197,7 @@ const bench: BenchModule = async () => {
         target: "#19 HTTP shim at concurrency 32 ≥ 60 % of the bare proxy's calls/s",
         measured: `${Math.round(g32.perSecond)} vs ${Math.round(b32.perSecond)} calls/s = ${(ratio * 100).toFixed(0)} %`,
         verdict: verdict(ratio >= 0.6),
-        why: `${floorRatio < 0.6 ? 'below the work itself on this machine: ' : ''}the paid-call floor reaches ${pct(floorRatio)} of the bare proxy in the same run (${Math.round(f32.perSecond)} calls/s; its main thread ${Math.round(f32.mainUs)} µs per call, the proxy's ${Math.round(b32.mainUs)}): the durable commit and the receipt are what it adds (its parts, left out in turn, in the section); the gateway does ${pct(g32.perSecond / f32.perSecond)} of the floor, its main thread busy ${pct(g32.mainBusy)} at ${Math.round(g32.mainUs)} µs per call: validation, the SSRF check, HTML to Markdown, the log line, metrics, the call's tracking and the garbage they leave (the stage table)`,
+        why: `${floorRatio < 0.6 ? 'below the work itself on this machine: ' : ''}the paid-call floor reaches ${pct(floorRatio)} of the bare proxy in the same run (${Math.round(f32.perSecond)} calls/s; its main thread ${Math.round(f32.mainUs)} µs per call, the proxy's ${Math.round(b32.mainUs)}): the durable commit and the receipt are what it adds (its parts, left out in turn, in the section); the gateway does ${pct(g32.perSecond / f32.perSecond)} of the floor, its main thread busy ${pct(g32.mainBusy)} at ${Math.round(g32.mainUs)} µs per call: validation, the SSRF check, HTML to Markdown, the log line, metrics, the call's tracking and the garbage they leave (the stage table)${garbage(g32.gc, f32.gc)}`,
       },
     ],
   };
@@ -196,11 +212,36 @@ const FLOOR_PARTS = [
 ];
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
+/** What the shim's garbage costs beside the floor's, for the why of the throughput target. */
+function garbage(shim: GcPerCall | undefined, floor: GcPerCall | undefined): string {
+  if (!shim || !floor) return '';
+  const us = (g: GcPerCall) => (g.scavengeUs + g.otherUs).toFixed(0);
+  return `; its collections stop the main thread ${us(shim)} µs per call (${shim.scavengesPer1k.toFixed(1)} scavenges per 1,000 calls), the floor's ${us(floor)} µs (${floor.scavengesPer1k.toFixed(1)})`;
+}
+
+interface GcPerCall {
+  scavengesPer1k: number;
+  scavengeUs: number;
+  otherUs: number;
+}
+
+/** The collections of `calls` calls, from the server's counts before and after. */
+function gcPerCall(a: GcStats, b: GcStats, calls: number): GcPerCall {
+  return {
+    scavengesPer1k: ((b.minor - a.minor) * 1000) / calls,
+    scavengeUs: ((b.minorMs - a.minorMs) * 1000) / calls,
+    otherUs: ((b.majorMs - a.majorMs) * 1000) / calls,
+  };
+}
+
 function threadRow(
   name: string,
-  r: { cpuUs: number; mainUs: number; mainBusy: number; spare: number },
+  r: { cpuUs: number; mainUs: number; mainBusy: number; spare: number; gc?: GcPerCall | undefined },
 ): string {
-  return `| ${name} | ${Math.round(r.cpuUs)} | ${Math.round(r.mainUs)} | ${pct(r.mainBusy)} | ${pct(r.spare)} |`;
+  const gc = r.gc
+    ? `${r.gc.scavengesPer1k.toFixed(1)} | ${r.gc.scavengeUs.toFixed(0)} + ${r.gc.otherUs.toFixed(0)}`
+    : '— | —';
+  return `| ${name} | ${Math.round(r.cpuUs)} | ${Math.round(r.mainUs)} | ${pct(r.mainBusy)} | ${pct(r.spare)} | ${gc} |`;
 }
 
 export default bench;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { createApiKey } from '../auth/api-keys.js';
 import { envSchema } from '../src/config/index.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -88,6 +89,7 @@ export async function startGatewayProcess(
       proc.kill('SIGTERM');
       await new Promise((r) => proc.once('exit', r));
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(gcFile(proc.pid), { force: true });
     },
   };
 }
@@ -153,10 +155,13 @@ export interface ScriptServer {
 }
 
 /** The bare Node pass-through proxy (bench/bare-proxy.mjs) as its own process: the baseline of the shim. */
-export function startBareProxy(opts: { connections?: number } = {}): Promise<ScriptServer> {
+export function startBareProxy(
+  opts: { connections?: number; nodeArgs?: string[] } = {},
+): Promise<ScriptServer> {
   return startScript(
     'bare-proxy.mjs',
     opts.connections ? { BARE_PROXY_CONNECTIONS: String(opts.connections) } : {},
+    opts.nodeArgs,
   );
 }
 
@@ -164,12 +169,19 @@ export function startBareProxy(opts: { connections?: number } = {}): Promise<Scr
  * The paid-call floor (bench/paid-floor.mjs): the least a paid call must do, durable commit and receipt included.
  * `parts` leaves some out (PAID_FLOOR_SYNC, PAID_FLOOR_RECEIPT, PAID_FLOOR_LEDGER = '0') to see what each costs.
  */
-export function startPaidFloor(parts: Record<string, string> = {}): Promise<ScriptServer> {
-  return startScript('paid-floor.mjs', parts);
+export function startPaidFloor(
+  parts: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ScriptServer> {
+  return startScript('paid-floor.mjs', parts, nodeArgs);
 }
 
-async function startScript(file: string, env: Record<string, string>): Promise<ScriptServer> {
-  const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, join(ROOT, 'bench', file)], {
+async function startScript(
+  file: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ScriptServer> {
+  const proc = spawn(process.execPath, [...BARE_NODE_FLAGS, ...nodeArgs, join(ROOT, 'bench', file)], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -188,8 +200,46 @@ async function startScript(file: string, env: Record<string, string>): Promise<S
     async stop() {
       proc.kill('SIGTERM');
       await new Promise((r) => proc.once('exit', r));
+      rmSync(gcFile(proc.pid), { force: true });
     },
   };
+}
+
+/**
+ * Node's arguments that preload bench/gc-stats.mjs into a server: its garbage collections, counted, for `gcStats`.
+ * A server started without them must not be asked (SIGUSR2 would end it).
+ */
+export const GC_STATS_ARGS = ['--import', pathToFileURL(join(ROOT, 'bench', 'gc-stats.mjs')).href];
+
+export interface GcStats {
+  /** Scavenges (young generation), and the ms the main thread stood in them. */
+  minor: number;
+  minorMs: number;
+  /** Every other collection (mark-compact, incremental marking steps, weak callbacks), likewise. */
+  major: number;
+  majorMs: number;
+}
+
+const gcFile = (pid: number | undefined) => join(tmpdir(), `tollgate-bench-gc-${pid}.json`);
+
+/** The collections so far of a server started with GC_STATS_ARGS (it writes them when signalled). */
+export async function gcStats(pid: number): Promise<GcStats> {
+  const file = gcFile(pid);
+  const seqOf = () => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as GcStats & { seq: number };
+    } catch {
+      return undefined; // not written yet, or caught half-written
+    }
+  };
+  const before = seqOf()?.seq ?? 0;
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 5000; waited += 10) {
+    await new Promise((r) => setTimeout(r, 10));
+    const s = seqOf();
+    if (s && s.seq > before) return s;
+  }
+  throw new Error(`process ${pid} wrote no GC counts (started without GC_STATS_ARGS?)`);
 }
 
 /** CPU time (user + system) a process has used so far, ms; undefined where /proc is absent. */
