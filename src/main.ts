@@ -85,7 +85,7 @@ export async function createGateway(config: Config, opts: GatewayOptions = {}): 
   });
   try {
     const books = await openBooks(base, opts);
-    const opened = await openServices(base, opts);
+    const opened = await openServices(base, books, opts);
     const run = await openRunPath(base, books, opened, opts);
     const doors = await openDoors(base, books, opened, run, opts);
     startBackground(base, books, opened, doors);

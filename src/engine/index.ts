@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { StateDb } from '../backend.js';
-import { isGatewayError } from '../errors.js';
+import { isDatabaseUnavailable, isGatewayError } from '../errors.js';
 import { untilAborted } from '../lib/abort.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -31,6 +31,11 @@ export interface EngineOptions {
   log: Logger;
   /** How often to look for crawls and jobs of replicas whose lease expired (default 15 s). */
   adoptEveryMs?: number;
+  /**
+   * Told of each failure of the engine's timers (adopting orphans, pruning): the gateway's database health, which
+   * says an outage once. A database that does not answer is then not logged again here, once a round.
+   */
+  onDatabaseError?: ((err: unknown) => void) | undefined;
 }
 
 export interface BuiltinEngine extends WebEngine {
@@ -77,11 +82,13 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
   });
   const shutdown = new AbortController();
   const background = new Set<Promise<unknown>>();
+  // A timer's failure: the outage's, said once by the gateway's health, or logged.
+  const failed = (what: string) => (err: unknown) => {
+    opts.onDatabaseError?.(err);
+    if (!opts.onDatabaseError || !isDatabaseUnavailable(err)) opts.log.error({ err }, what);
+  };
   const prune = () =>
-    store.prune(opts.clock.now() - RETENTION_MS).then(
-      () => undefined,
-      (err: unknown) => opts.log.error({ err }, 'pruning old crawls failed'),
-    );
+    store.prune(opts.clock.now() - RETENTION_MS).then(() => undefined, failed('pruning old crawls failed'));
   const pruner = setInterval(() => void prune(), 3_600_000);
   pruner.unref();
 
@@ -96,13 +103,10 @@ export function createWebEngine(opts: EngineOptions): BuiltinEngine {
     if (adopting) return;
     adopting = true;
     adopt(false)
-      .then(
-        (r) => {
-          if (r.crawlsResumed + r.crawlsFailed + r.jobsFailed > 0)
-            opts.log.warn(r, 'web engine: adopted work of a replica that is gone');
-        },
-        (err: unknown) => opts.log.error({ err }, 'adopting orphaned crawls failed'),
-      )
+      .then((r) => {
+        if (r.crawlsResumed + r.crawlsFailed + r.jobsFailed > 0)
+          opts.log.warn(r, 'web engine: adopted work of a replica that is gone');
+      }, failed('adopting orphaned crawls failed'))
       .finally(() => {
         adopting = false;
       });

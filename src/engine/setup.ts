@@ -69,7 +69,14 @@ export function webRoutes(config: Pick<WebStackConfig, 'vendors' | 'env'>): {
 
 export function createWebStack(
   config: WebStackConfig,
-  deps: { fetcher: GuardedFetcher; clock: Clock; log: Logger; state: StateDb },
+  deps: {
+    fetcher: GuardedFetcher;
+    clock: Clock;
+    log: Logger;
+    state: StateDb;
+    /** The gateway's database health (src/run/db-health.ts): the engine's timers report an outage to it. */
+    onDatabaseError?: ((err: unknown) => void) | undefined;
+  },
 ): WebStack {
   const env = config.env;
   const { useVendor, builtinGroups, routes } = webRoutes(config);
@@ -103,6 +110,7 @@ export function createWebStack(
     inlineJobMs: env.TOLLGATE_EXTRACT_INLINE_SECONDS * 1000,
     clock: deps.clock,
     log: deps.log,
+    onDatabaseError: deps.onDatabaseError,
   });
   return {
     engine,

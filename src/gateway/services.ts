@@ -12,6 +12,7 @@ import { createRealEstateApiClient } from '../upstreams/realestateapi.js';
 import { createRentCastClient } from '../upstreams/rentcast.js';
 import { createDownloader } from '../upstreams/safe-download.js';
 import { createWebFetcher } from '../upstreams/web-fetch.js';
+import type { Books } from './ledger.js';
 import type { Base } from './state.js';
 
 // Step 3: the stores and clients the handlers are given (src/ports): the web engine or the scraping vendors, the
@@ -29,7 +30,11 @@ export interface Opened {
   llm: ModelRouter | undefined;
 }
 
-export async function openServices(b: Base, o: { fileMeta?: FileMetaStore | undefined }): Promise<Opened> {
+export async function openServices(
+  b: Base,
+  books: Pick<Books, 'health'>,
+  o: { fileMeta?: FileMetaStore | undefined },
+): Promise<Opened> {
   const { config, clock, log, state, telemetry } = b;
   const measured = <T extends object>(vendor: string, client: T | undefined): T | undefined =>
     client && telemetry ? instrumentClient(vendor, client, telemetry) : client;
@@ -37,7 +42,8 @@ export async function openServices(b: Base, o: { fileMeta?: FileMetaStore | unde
   const web = createWebFetcher({ allow, maxBytes: config.env.TOLLGATE_FETCH_MAX_BYTES, connections });
   b.closers.add(() => web.close());
   // scraperA/B/C: vendor clients where configured, the built-in web engine elsewhere (src/engine/setup.ts).
-  const webStack = createWebStack(config, { fetcher: web, clock, log, state });
+  const onDatabaseError = (err: unknown) => books.health.report(err);
+  const webStack = createWebStack(config, { fetcher: web, clock, log, state, onDatabaseError });
   b.closers.add(() => webStack.close());
   // propstats / propdata, mediastage / videoasm: a client only for a keyed vendor (else their actions answer
   // not_configured). One pooled pool serves them all: undici keeps a connection pool per origin.
