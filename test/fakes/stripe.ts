@@ -67,6 +67,12 @@ export interface FakeStripe extends Reversals {
   expireCard(paymentMethodId: string): void;
   /** The next `times` requests to `path` are carried out, but their answers are lost (the connection is cut). */
   loseNextAnswer(path: string, times?: number): void;
+  /**
+   * The next request to `path` with an idempotency key stays running (its key in use) until another request with
+   * the same key has come and been refused 409, or 5 s have passed: two attempts of one charge then overlap
+   * however fast the machine runs the code between them.
+   */
+  holdUntilRepeated(path: string): void;
   /** Delivers the events held back. */
   flush(): Promise<Delivery[]>;
   /** Sends a stored event again (same payload, newly signed). */
@@ -94,6 +100,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const scripted = new Map<string, { status: number; error: Json; times: number }>();
   /** Idempotency keys whose first request is still running. */
   const running = new Set<string>();
+  /** holdUntilRepeated: the paths whose next keyed request waits, and the held requests' releases by key. */
+  const holdNext = new Set<string>();
+  const held409 = new Map<string, () => void>();
   let url = '';
 
   const fake: FakeStripe = {
@@ -118,6 +127,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     },
     loseNextAnswer: (path, times = 1) => {
       lost.set(path, times);
+    },
+    holdUntilRepeated: (path) => {
+      holdNext.add(path);
     },
     async flush() {
       const out: Delivery[] = [];
@@ -279,7 +291,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           headers: { 'idempotent-replayed': 'true', 'idempotency-key': key },
         };
       // The first request with this key is still running: nothing is done, nothing is saved.
-      if (running.has(key))
+      if (running.has(key)) {
+        held409.get(key)?.();
         return {
           status: 409,
           headers: {},
@@ -291,9 +304,20 @@ export async function startFakeStripe(): Promise<FakeStripe> {
             },
           },
         };
+      }
     }
     const claimed = key !== undefined && method === 'POST' ? key : undefined;
     if (claimed) running.add(claimed);
+    if (claimed && holdNext.delete(path)) {
+      await new Promise<void>((release) => {
+        const timer = setTimeout(release, 5_000);
+        held409.set(claimed, () => {
+          clearTimeout(timer);
+          release();
+        });
+      });
+      held409.delete(claimed);
+    }
     let status = 200;
     let body: unknown;
     try {

@@ -164,6 +164,9 @@ describe.each(BACKEND_NAMES)('settlements as Stripe accepts them ($name)', ({ na
 
   it('[billing:settlement-off-session] two settlements of one account at once: the second meets the first in flight (409) and shares its one charge', async () => {
     const { accountId } = await drawn('3566002020360505');
+    // The first charge stays in flight until the second attempt has come (a slow machine could otherwise finish
+    // the first before the second starts, which then finds nothing due).
+    rig.fake.holdUntilRepeated('/v1/payment_intents');
     const outcomes = await Promise.all([
       rig.billing().settleNow(accountId),
       rig.billing().settleNow(accountId),
